@@ -1,4 +1,48 @@
 // Package podranking decides which pods a controller deletes first when it
-// scales down: ActivePodsWithRanks, pod deletion cost and logarithmic
-// scale-down, as in k8s.io/kubernetes/pkg/controller.
+// scales down, with the order of the ReplicaSet controller in Kubernetes
+// v1.36 (ActivePodsWithRanks: assignment, phase, readiness, pod deletion cost,
+// co-location rank, logarithmic ready time, restarts, logarithmic creation
+// time), and does it fast.
+//
+// Upstream recomputes readiness, re-parses the deletion-cost annotation and
+// rescans conditions inside every comparison of a full sort. This package
+// extracts one compact key per pod, once, and PodsToDelete selects the diff
+// pods to delete by partial selection, sorting only those, without reordering
+// the caller's slice. ActivePodsWithRanks keeps the sort.Interface for callers
+// who want it. Beyond upstream: rules as options (WithoutDeletionCost,
+// WithoutLogarithmicScaleDown, WithNow, WithClock), extra Rankers in front of
+// or behind the built-in rules (WithRankersFirst, WithRankersLast), a shipped
+// ZoneSpread ranker, and Decision, which explains which rule ordered two pods.
+//
+// Times (rules 6 and 8). If Now or either time is zero, or log scaling is off,
+// a zero time goes first, then the more recent time. Otherwise each time's age
+// falls into bucket floor(log2(age in ns)), computed with math.Log2 on the
+// float64 duration exactly as upstream (ages <= 0 are bucket -1); the younger
+// bucket goes first and times in the same bucket are ordered by UID. Equal
+// instants fall through to the next rule.
+//
+// The equal-instant corner. Upstream lets two pods whose instants are exactly
+// equal fall through to later rules, while pods in the same bucket with
+// different instants are ordered by UID. With pods A and B ready at the same
+// instant and C ready at another instant of the same bucket, UIDs a < c < b
+// and B restarting more than A, upstream says A < C (UID), C < B (UID) and
+// B < A (restarts): a cycle, so its sort result depends on the algorithm's
+// comparison sequence. ctrlkit orders an equal-instant pair by UID when the
+// UIDs differ (and falls through like upstream when they are equal), which
+// makes the order a strict weak order whenever UIDs are distinct. It equals
+// upstream's Less on every pair outside this corner; HasEqualInstantTie tells
+// whether an input contains such a pair, so differential tests can skip it.
+//
+// Deliberate differences from upstream (issue 5):
+//   - PodsToDelete never reorders its input and returns a new slice; upstream
+//     sorts the caller's slice in place.
+//   - Equal non-zero instants under log scaling are ordered by UID (above).
+//   - Pods every rule finds equivalent keep their input order; upstream's
+//     unstable sort.Sort may permute them.
+//   - Nil pods, a Rank shorter than Pods, diff < 0 and diff > len do not
+//     panic: nil pods go last, missing ranks are 0, diff <= 0 selects none and
+//     diff >= len selects all in input order.
+//   - Times are compared on wall clocks only (monotonic readings stripped).
+//   - No sorting_deletion_age_ratio metric, so no integer divide-by-zero.
+//   - The feature gates are per call options, not process-wide globals.
 package podranking

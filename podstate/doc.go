@@ -1,6 +1,17 @@
 // Package podstate holds the small pod predicates every workload controller
-// needs: active, terminating, ready, available, restart counts and keys.
+// needs: active, terminating, ready, ready time, available, restart counts and
+// keys. It replaces the helpers that controllers copy out of
+// k8s.io/kubernetes/pkg/controller and k8s.io/kubernetes/pkg/api/v1/pod, with
+// the semantics of Kubernetes v1.36.
 //
-// It replaces the helpers of k8s.io/kubernetes/pkg/controller and
-// k8s.io/kubernetes/pkg/api/v1/pod.
+// How it differs from upstream:
+//   - A nil *v1.Pod never panics: every predicate answers false (or the zero
+//     value), and the filters drop nil entries.
+//   - IsAvailable uses the newest boundary, ready-since + minReadySeconds <=
+//     now (upstream PR #132122); a zero transition time with minReadySeconds > 0
+//     is not available, exactly as upstream.
+//   - MaxContainerRestarts returns int32 counts and matches sidecars
+//     (restartable init containers) without building a set, so it does not
+//     allocate.
+//   - Key needs no fmt and no logger.
 package podstate

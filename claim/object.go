@@ -1,0 +1,230 @@
+package claim
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+)
+
+// Patcher sends a patch to one object of the kind a ref manager handles. It
+// is the only write a ref manager needs, so any client (typed, dynamic,
+// controller-runtime, a fake) can be adapted in a few lines.
+type Patcher interface {
+	Patch(ctx context.Context, namespace, name string, data []byte) error
+}
+
+// PatcherFunc adapts a function to Patcher.
+type PatcherFunc func(ctx context.Context, namespace, name string, data []byte) error
+
+// Patch calls f.
+func (f PatcherFunc) Patch(ctx context.Context, namespace, name string, data []byte) error {
+	return f(ctx, namespace, name, data)
+}
+
+// PatchTyper is implemented by a Patcher that sends something other than
+// strategic-merge patches. A ref manager asks it which body to build; a
+// Patcher without it receives strategic-merge patches, as upstream sends.
+// Only types.StrategicMergePatchType and types.MergePatchType are supported;
+// custom resources need MergePatchType.
+type PatchTyper interface {
+	PatchType() types.PatchType
+}
+
+// ManagerOption configures an ObjectControllerRefManager.
+type ManagerOption func(*managerConfig)
+
+type managerConfig struct {
+	finalizers []string
+	kind       string
+}
+
+// WithFinalizers makes adoption add these finalizers and release remove them,
+// as the Job controller does with its tracking finalizer.
+func WithFinalizers(finalizers ...string) ManagerOption {
+	return func(c *managerConfig) { c.finalizers = append(c.finalizers, finalizers...) }
+}
+
+// WithKind sets the kind named in error messages ("can't adopt <Kind> ...").
+// By default it is the object's Go type name (Pod, ReplicaSet), or, for
+// unstructured objects, the kind they carry.
+func WithKind(kind string) ManagerOption {
+	return func(c *managerConfig) { c.kind = kind }
+}
+
+// ObjectControllerRefManager claims, adopts and releases objects of any kind
+// T (ReplicaSets, PVCs, custom resources as *unstructured.Unstructured) for
+// one controller, with upstream's ClaimObject rules. It writes only through a
+// Patcher.
+//
+// Create one per sync pass: CanAdopt's result is cached for the manager's
+// lifetime.
+type ObjectControllerRefManager[T metav1.Object] struct {
+	BaseControllerRefManager
+	controllerKind schema.GroupVersionKind
+	patcher        Patcher
+	finalizers     []string
+	kind           string
+}
+
+// NewObjectControllerRefManager returns a manager for objects of type T owned
+// by controller, of kind controllerKind, matched by selector (nil matches
+// nothing). canAdopt, if not nil, runs at most once, before the first
+// adoption; RecheckDeletionTimestamp builds the usual one.
+func NewObjectControllerRefManager[T metav1.Object](patcher Patcher, controller metav1.Object, selector labels.Selector,
+	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, opts ...ManagerOption) *ObjectControllerRefManager[T] {
+	var cfg managerConfig
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	if isNil(patcher) {
+		patcher = nil
+	}
+	return &ObjectControllerRefManager[T]{
+		BaseControllerRefManager: BaseControllerRefManager{
+			Controller:   controller,
+			Selector:     selector,
+			CanAdoptFunc: canAdopt,
+		},
+		controllerKind: controllerKind,
+		patcher:        patcher,
+		finalizers:     cfg.finalizers,
+		kind:           cfg.kind,
+	}
+}
+
+// Claim reconciles ownership of objs and returns the ones the controller owns
+// afterwards, in input order. An object matches when the selector matches its
+// labels (checked first, so filters only see candidates) and every filter
+// returns true. Errors do not stop the loop: they are aggregated and the
+// objects concerned are left out of the result. Nil entries are reported as
+// ErrNilObject.
+func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, filters ...func(T) bool) ([]T, error) {
+	if isNil(m.Controller) {
+		return nil, ErrNilController
+	}
+	var claimed []T
+	var errs []error
+	match := func(obj metav1.Object) bool {
+		typed, ok := obj.(T)
+		if !ok || !m.selectorMatches(obj.GetLabels()) {
+			return false
+		}
+		for _, filter := range filters {
+			if filter != nil && !filter(typed) {
+				return false
+			}
+		}
+		return true
+	}
+	adopt := func(ctx context.Context, obj metav1.Object) error { return m.Adopt(ctx, obj.(T)) }
+	release := func(ctx context.Context, obj metav1.Object) error { return m.Release(ctx, obj.(T)) }
+	for _, obj := range objs {
+		owned, err := m.ClaimObject(ctx, obj, match, adopt, release)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if owned {
+			claimed = append(claimed, obj)
+		}
+	}
+	return claimed, utilerrors.NewAggregate(errs)
+}
+
+// Adopt makes the controller the managing owner of obj, after CanAdopt
+// allows it. The patch carries obj's UID as a precondition; the API server
+// refuses it if obj already has another controller.
+func (m *ObjectControllerRefManager[T]) Adopt(ctx context.Context, obj T) error {
+	if isNil(obj) {
+		return ErrNilObject
+	}
+	if isNil(m.Controller) {
+		return ErrNilController
+	}
+	if err := m.CanAdopt(ctx); err != nil {
+		return fmt.Errorf("can't adopt %s %v/%v (%v): %w", m.kindOf(obj), obj.GetNamespace(), obj.GetName(), obj.GetUID(), err)
+	}
+	if m.patcher == nil {
+		return ErrNoPatcher
+	}
+	var data []byte
+	var err error
+	if m.patchType() == types.MergePatchType {
+		data, err = adoptMergeBytes(m.Controller, m.controllerKind, obj, m.finalizers...)
+	} else {
+		data, err = adoptStrategicMergeBytes(m.Controller, m.controllerKind, obj.GetUID(), m.finalizers...)
+	}
+	if err != nil {
+		return fmt.Errorf("can't build adoption patch for %s %v/%v: %w", m.kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return m.patcher.Patch(ctx, obj.GetNamespace(), obj.GetName(), data)
+}
+
+// Release removes the controller's owner reference (and the manager's
+// finalizers) from obj. NotFound (the object is gone) and Invalid (it has no
+// owner references left, or was recreated with another UID) mean there is
+// nothing to release and return nil.
+func (m *ObjectControllerRefManager[T]) Release(ctx context.Context, obj T) error {
+	if isNil(obj) {
+		return ErrNilObject
+	}
+	if isNil(m.Controller) {
+		return ErrNilController
+	}
+	if m.patcher == nil {
+		return ErrNoPatcher
+	}
+	klog.FromContext(ctx).V(2).Info("Patching object to remove its controllerRef", "kind", m.kindOf(obj),
+		"object", klog.KObj(obj), "gvk", m.controllerKind, "controller", m.Controller.GetName())
+	var data []byte
+	var err error
+	if m.patchType() == types.MergePatchType {
+		data, err = releaseMergeBytes(m.Controller.GetUID(), obj, m.finalizers...)
+	} else {
+		data, err = GenerateDeleteOwnerRefStrategicMergeBytes(obj.GetUID(), []types.UID{m.Controller.GetUID()}, m.finalizers...)
+	}
+	if err != nil {
+		return fmt.Errorf("can't build release patch for %s %v/%v: %w", m.kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
+	}
+	err = m.patcher.Patch(ctx, obj.GetNamespace(), obj.GetName(), data)
+	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
+		return nil
+	}
+	return err
+}
+
+func (m *ObjectControllerRefManager[T]) patchType() types.PatchType {
+	if pt, ok := m.patcher.(PatchTyper); ok {
+		return pt.PatchType()
+	}
+	return types.StrategicMergePatchType
+}
+
+// kindOf names obj's kind for messages: the configured kind, else the kind an
+// object carries (unstructured objects), else its Go type name.
+func (m *ObjectControllerRefManager[T]) kindOf(obj metav1.Object) string {
+	if m.kind != "" {
+		return m.kind
+	}
+	if ro, ok := obj.(runtime.Object); ok {
+		if k := ro.GetObjectKind().GroupVersionKind().Kind; k != "" {
+			return k
+		}
+	}
+	t := reflect.TypeOf(obj)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}

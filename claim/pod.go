@@ -1,0 +1,57 @@
+package claim
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// PodControllerRefManager is the ref manager for pods: an
+// ObjectControllerRefManager[*v1.Pod] that patches through a PodControl and
+// keeps upstream's method names.
+type PodControllerRefManager struct {
+	ObjectControllerRefManager[*v1.Pod]
+}
+
+// NewPodControllerRefManager returns a ref manager for the pods of
+// controller (of kind controllerKind) selected by selector. canAdopt, if not
+// nil, runs at most once, before the first adoption (typically
+// RecheckDeletionTimestamp with a live GET); create a new manager per sync to
+// check again. finalizers are added on adoption and removed on release.
+//
+// A nil podControl is allowed for read-only use: claiming pods that need no
+// write works, and adoption or release fails with ErrNoPatcher.
+func NewPodControllerRefManager(podControl PodControl, controller metav1.Object, selector labels.Selector,
+	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, finalizers ...string) *PodControllerRefManager {
+	var patcher Patcher
+	if !isNil(podControl) {
+		patcher = PatcherFunc(podControl.PatchPod)
+	}
+	return &PodControllerRefManager{
+		ObjectControllerRefManager: *NewObjectControllerRefManager[*v1.Pod](patcher, controller, selector, controllerKind,
+			canAdopt, WithFinalizers(finalizers...), WithKind("Pod")),
+	}
+}
+
+// ClaimPods adopts matching orphans, releases owned pods that no longer
+// match, and returns the pods the controller owns afterwards in input order.
+// A pod matches when the selector matches its labels and every filter
+// returns true. Errors are aggregated; the pods concerned are left out.
+func (m *PodControllerRefManager) ClaimPods(ctx context.Context, pods []*v1.Pod, filters ...func(*v1.Pod) bool) ([]*v1.Pod, error) {
+	return m.Claim(ctx, pods, filters...)
+}
+
+// AdoptPod patches pod to make the controller its managing owner (with the
+// manager's finalizers). It fails without a patch when CanAdopt refuses.
+func (m *PodControllerRefManager) AdoptPod(ctx context.Context, pod *v1.Pod) error {
+	return m.Adopt(ctx, pod)
+}
+
+// ReleasePod patches pod to drop the controller's owner reference and the
+// manager's finalizers. NotFound and Invalid errors are ignored.
+func (m *PodControllerRefManager) ReleasePod(ctx context.Context, pod *v1.Pod) error {
+	return m.Release(ctx, pod)
+}

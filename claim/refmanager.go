@@ -1,0 +1,150 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+var (
+	// ErrNilController is returned when a ref manager has no controller object.
+	ErrNilController = errors.New("claim: controller is nil")
+	// ErrNilObject is returned for a nil object passed to a claim, adopt or
+	// release call.
+	ErrNilObject = errors.New("claim: object is nil")
+	// ErrNoPatcher is returned by adopt and release when the manager was built
+	// without a Patcher (or PodControl), so it cannot change ownership.
+	ErrNoPatcher = errors.New("claim: no patcher configured")
+)
+
+// BaseControllerRefManager holds the algorithm shared by every ref manager:
+// given an object, decide whether the controller owns it, should adopt it or
+// should release it. The kind-specific managers supply the match, adopt and
+// release functions.
+//
+// A nil Selector matches nothing, the same as labels.Nothing() and what
+// metav1.LabelSelectorAsSelector returns for a nil LabelSelector: nothing is
+// adopted, and objects the controller owns are released. Use
+// labels.Everything() to match everything.
+//
+// The zero value is not usable (it has no Controller); ClaimObject then
+// returns ErrNilController. Do not copy a manager after first use.
+type BaseControllerRefManager struct {
+	Controller metav1.Object
+	Selector   labels.Selector
+
+	canAdoptOnce sync.Once
+	canAdoptErr  error
+	// CanAdoptFunc is an optional, possibly expensive, check (such as a live
+	// GET of the controller) run before the first adoption.
+	CanAdoptFunc func(ctx context.Context) error
+}
+
+// CanAdopt runs CanAdoptFunc at most once per manager and returns its cached
+// result on every call, so one expensive check covers a whole sync pass. A nil
+// CanAdoptFunc allows adoption. Create a new manager to check again.
+func (m *BaseControllerRefManager) CanAdopt(ctx context.Context) error {
+	m.canAdoptOnce.Do(func() {
+		if m.CanAdoptFunc != nil {
+			m.canAdoptErr = m.CanAdoptFunc(ctx)
+		}
+	})
+	return m.canAdoptErr
+}
+
+// selectorMatches applies the manager's selector; a nil selector matches
+// nothing.
+func (m *BaseControllerRefManager) selectorMatches(lbls map[string]string) bool {
+	if m.Selector == nil {
+		return false
+	}
+	return m.Selector.Matches(labels.Set(lbls))
+}
+
+// ClaimObject reconciles the ownership of one object and reports whether the
+// controller owns it afterwards:
+//
+//   - owned by another controller: left alone, (false, nil);
+//   - owned by us and matching: (true, nil), even while we or it are being
+//     deleted, since keeping what we own needs no write;
+//   - owned by us, not matching: released, unless we are being deleted;
+//   - an orphan that matches, is not being deleted, and is in our namespace
+//     (or we are cluster-scoped), while we are not being deleted: adopted.
+//
+// NotFound from adopt or release means the object is gone and is not an
+// error. Any other error is returned so the caller can retry the sync. A nil
+// match matches nothing; a nil adopt or release is reported as ErrNoPatcher
+// when it would be needed.
+func (m *BaseControllerRefManager) ClaimObject(ctx context.Context, obj metav1.Object, match func(metav1.Object) bool,
+	adopt, release func(context.Context, metav1.Object) error) (bool, error) {
+	if isNil(m.Controller) {
+		return false, ErrNilController
+	}
+	if isNil(obj) {
+		return false, ErrNilObject
+	}
+	matches := func() bool { return match != nil && match(obj) }
+
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		if ref.UID != m.Controller.GetUID() {
+			return false, nil
+		}
+		if matches() {
+			return true, nil
+		}
+		// A controller that is going away must not shed its objects: the
+		// garbage collector will handle them with the owner.
+		if m.Controller.GetDeletionTimestamp() != nil {
+			return false, nil
+		}
+		if release == nil {
+			return false, ErrNoPatcher
+		}
+		if err := release(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		return false, nil
+	}
+
+	// An orphan.
+	if m.Controller.GetDeletionTimestamp() != nil || !matches() {
+		return false, nil
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return false, nil
+	}
+	// Owner references cannot cross namespaces; only a cluster-scoped
+	// controller may adopt objects in any namespace.
+	if ns := m.Controller.GetNamespace(); ns != "" && ns != obj.GetNamespace() {
+		return false, nil
+	}
+	if adopt == nil {
+		return false, ErrNoPatcher
+	}
+	if err := adopt(ctx, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// isNil reports whether v is nil or a typed nil pointer stored in an
+// interface, either of which would panic on the first accessor call.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func:
+		return rv.IsNil()
+	}
+	return false
+}

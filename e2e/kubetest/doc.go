@@ -1,0 +1,59 @@
+// Package kubetest starts a real etcd and a real kube-apiserver on loopback for
+// tests, and hands back a *rest.Config that talks to them.
+//
+// # Why this exists
+//
+// controller-runtime's envtest does the same job, but it runs prebuilt binaries
+// that its setup tool downloads from GitHub release assets (formerly a GCS
+// bucket). Where only the Go module proxy is reachable, as in ctrlkit's CI, those
+// binaries cannot be had. kubetest instead builds both servers from Go modules
+// with the local toolchain:
+//
+//   - kube-apiserver from k8s.io/kubernetes/cmd/kube-apiserver,
+//   - etcd from go.etcd.io/etcd/server/v3,
+//
+// each built once with `go build` into a cache directory keyed by the module
+// versions, the Go version and the platform. The first (cold) build costs a few
+// minutes on two cores; every later start only execs the cached binaries and
+// takes a few seconds.
+//
+// # Why child processes rather than an in-process apiserver
+//
+// An apiserver started inside the test process (k8s.io/kubernetes's
+// cmd/kube-apiserver/app/testing) leaves goroutines running after its teardown
+// (admission, storage and metrics workers that have no stop hook), so a test
+// could not prove, with goleak, that the code under test cleaned up after
+// itself. Child processes are killed and reaped by Stop, which therefore leaves
+// no process, no listening port and no goroutine behind. It also keeps the test
+// binary small: only client-go is linked into it.
+//
+// # Using it from another module
+//
+// The module that runs the tests must be able to build both commands, so its
+// go.mod needs them as tools (Go 1.24+), which also keeps `go mod tidy` from
+// dropping them:
+//
+//	tool (
+//		go.etcd.io/etcd/server/v3
+//		k8s.io/kubernetes/cmd/kube-apiserver
+//	)
+//
+// together with the usual replace lines that pin k8s.io/kubernetes's staging
+// modules. Alternatively point KUBETEST_KUBE_APISERVER and KUBETEST_ETCD (or
+// envtest's TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD) at existing binaries,
+// and nothing is built. KUBETEST_CACHE_DIR overrides the cache directory.
+//
+// # What the control plane is
+//
+// Only etcd and kube-apiserver run: there is no scheduler, kubelet or
+// kube-controller-manager, so nothing schedules or runs pods, no built-in
+// controller competes with the one under test, and there is no garbage
+// collector or quota controller. Tests write pod status themselves. The
+// ServiceAccount admission plugin is disabled so pods need no service-account
+// token; the client authenticates with a static token as a member of
+// system:masters.
+//
+// Start is meant to be called once per test binary (from TestMain) and the
+// control plane shared between tests that each work in their own namespace;
+// StartT is the convenience form for a single test.
+package kubetest

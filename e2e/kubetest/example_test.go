@@ -1,0 +1,37 @@
+package kubetest_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
+)
+
+// Start a control plane, talk to it with client-go, and stop it. In a test
+// suite, start it once in TestMain and give each test its own namespace.
+func ExampleStart() {
+	ctx := context.Background()
+	env, err := kubetest.Start(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer env.Stop()
+
+	client, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: "example"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("created namespace", ns.Name)
+	// Output: created namespace example
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection"
+)
+
+// healthServer serves /healthz (the process is alive and, when leading, still
+// renewing its lease) and /readyz (the process can do its job: its caches are
+// synced, or it is a standby waiting for the lease). A standby counts as
+// ready so that a rolling update of a one-replica Deployment can proceed.
+type healthServer struct {
+	srv      *http.Server
+	ln       net.Listener
+	done     chan struct{}
+	watchdog *leaderelection.HealthzAdaptor
+}
+
+// startHealthServer listens on addr at once, so a taken port is reported
+// before anything else starts. ready is polled on every /readyz request.
+func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, ready func() error) (*healthServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("health server: %w", err)
+	}
+	h := &healthServer{ln: ln, done: make(chan struct{}), watchdog: watchdog}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if h.watchdog != nil {
+			if err := h.watchdog.Check(r); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		defer close(h.done)
+		// Serve only fails once the listener is closed by stop; there is
+		// nothing left to report then.
+		_ = h.srv.Serve(ln)
+	}()
+	return h, nil
+}
+
+// Addr is the address actually bound, useful with port 0.
+func (h *healthServer) Addr() string { return h.ln.Addr().String() }
+
+// stop shuts the server down and waits for its goroutine.
+func (h *healthServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = h.srv.Shutdown(ctx)
+	<-h.done
+}

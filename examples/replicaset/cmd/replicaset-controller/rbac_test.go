@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+)
+
+// decodeManifests decodes every document of a deploy/ file with client-go's
+// scheme, failing on anything it does not know.
+func decodeManifests(t *testing.T, name string) []runtime.Object {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", name))
+	require.NoError(t, err)
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []runtime.Object
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		require.NoError(t, err, "decoding a document of %s", name)
+		objs = append(objs, obj)
+	}
+	return objs
+}
+
+// permission is one (group, resource[/subresource], verb) triple.
+type permission string
+
+func perm(group, resource, verb string) permission {
+	return permission(group + "|" + resource + "|" + verb)
+}
+
+func rulePermissions(rules []rbacv1.PolicyRule) map[permission]bool {
+	out := map[permission]bool{}
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					out[perm(g, res, v)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[permission]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, string(k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestDeploymentManifest(t *testing.T) {
+	objs := decodeManifests(t, "deployment.yaml")
+	require.Len(t, objs, 1)
+	d, ok := objs[0].(*appsv1.Deployment)
+	require.True(t, ok, "deployment.yaml holds a %T", objs[0])
+	rbac := decodeManifests(t, "rbac.yaml")
+	var sa *v1.ServiceAccount
+	for _, o := range rbac {
+		if s, ok := o.(*v1.ServiceAccount); ok {
+			sa = s
+		}
+	}
+	require.NotNil(t, sa, "rbac.yaml has a ServiceAccount")
+	assert.Equal(t, sa.Name, d.Spec.Template.Spec.ServiceAccountName)
+	assert.Equal(t, sa.Namespace, d.Namespace)
+	require.Len(t, d.Spec.Template.Spec.Containers, 1)
+	c := d.Spec.Template.Spec.Containers[0]
+	// Every argument must be a flag the binary accepts.
+	var o options
+	fs := newFlagSet(&o, io.Discard)
+	require.NoError(t, fs.Parse(c.Args))
+	require.NoError(t, o.validate())
+	assert.True(t, o.lease.enabled, "a multi-replica Deployment must elect a leader")
+	require.NotNil(t, c.LivenessProbe)
+	require.NotNil(t, c.ReadinessProbe)
+	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+}
+
+// TestRBACMatchesWhatTheControllerUses runs the controller of each kind
+// through every code path that calls the API (creation, a repeated creation
+// failure, adoption, release, scale-down, a conflicting status update) under
+// leader election, and checks that the verbs it used are exactly those
+// rbac.yaml grants: nothing missing, nothing extra.
+func TestRBACMatchesWhatTheControllerUses(t *testing.T) {
+	granted := map[permission]bool{}
+	for _, o := range decodeManifests(t, "rbac.yaml") {
+		switch r := o.(type) {
+		case *rbacv1.ClusterRole:
+			for p := range rulePermissions(r.Rules) {
+				granted[p] = true
+			}
+		case *rbacv1.Role:
+			for p := range rulePermissions(r.Rules) {
+				granted[p] = true
+			}
+		}
+	}
+	require.NotEmpty(t, granted)
+
+	used := map[permission]bool{}
+	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
+		for p := range exerciseController(t, kind) {
+			used[p] = true
+		}
+	}
+	assert.Equal(t, sortedKeys(granted), sortedKeys(used), "rbac.yaml must grant exactly the verbs the controller uses")
+}
+
+// exerciseController returns the permissions one kind's controller used.
+// The test sets the scene through the object tracker, which records no
+// actions, so only the controller's own calls are counted.
+func exerciseController(t *testing.T, kind string) map[permission]bool {
+	t.Helper()
+	cluster := sim.New(sim.WithStartupDelay(0))
+	cs := cluster.Client()
+	tracker := cs.Tracker()
+	ns := "default"
+	labels := map[string]string{"app": "rbac"}
+
+	var failures atomic.Int32
+	cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		// Two identical failures make the recorder patch the repeated event.
+		if failures.Add(1) <= 2 {
+			return true, nil, apierrors.NewServiceUnavailable("simulated outage")
+		}
+		return false, nil, nil
+	})
+	var conflicts atomic.Int32
+	cs.PrependReactor("update", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		// One conflicting status write makes the status update re-read.
+		if a.GetSubresource() == "status" && conflicts.Add(1) == 1 {
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: a.GetResource().Resource}, "x", errors.New("stale"))
+		}
+		return false, nil, nil
+	})
+
+	var ownerUID = "owner-uid"
+	tmpl := v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}}
+	replicas := int32(3)
+	var ownerKind string
+	if kind == kindReplicationController {
+		ownerKind = "ReplicationController"
+		require.NoError(t, tracker.Add(&v1.ReplicationController{
+			ObjectMeta: metav1.ObjectMeta{Name: "o", Namespace: ns, UID: "owner-uid", ResourceVersion: "1"},
+			Spec:       v1.ReplicationControllerSpec{Replicas: &replicas, Selector: labels, Template: &tmpl},
+		}))
+	} else {
+		ownerKind = "ReplicaSet"
+		require.NoError(t, tracker.Add(&appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "o", Namespace: ns, UID: "owner-uid", ResourceVersion: "1"},
+			Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: tmpl},
+		}))
+	}
+	// An orphan to adopt, and an owned pod whose labels no longer match, to
+	// release.
+	require.NoError(t, tracker.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, UID: "p1",
+		Labels: labels, ResourceVersion: "1"}}))
+	isController := true
+	require.NoError(t, tracker.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: ns, UID: "p2",
+		Labels: map[string]string{"app": "other"}, ResourceVersion: "1",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: ownerKind, Name: "o", UID: "owner-uid", Controller: &isController}}}}))
+	_ = ownerUID
+
+	o := options{kind: kind, workers: 2, burst: 500, drainTimeout: time.Second,
+		lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "rbac-test",
+			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 100 * time.Millisecond}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, o, cs, nil, true) }()
+
+	podsOwned := func() (owned int) {
+		list, err := tracker.List(v1.SchemeGroupVersion.WithResource("pods"), v1.SchemeGroupVersion.WithKind("Pod"), ns)
+		require.NoError(t, err)
+		for _, p := range list.(*v1.PodList).Items {
+			if ref := metav1.GetControllerOf(&p); ref != nil && ref.Kind == ownerKind && p.Labels["app"] == "rbac" {
+				owned++
+			}
+		}
+		return owned
+	}
+	require.Eventually(t, func() bool { return podsOwned() == 3 }, 20*time.Second, 20*time.Millisecond, "scale up to 3 with adoption")
+
+	// Scale down to 1 through the tracker (unrecorded).
+	gvr, obj := ownerResource(t, kind, cs, ns)
+	setReplicas(obj, 1)
+	require.NoError(t, tracker.Update(gvr, obj, ns))
+	require.Eventually(t, func() bool { return podsOwned() == 1 }, 20*time.Second, 20*time.Millisecond, "scale down to 1")
+	// Events are written asynchronously; wait for the repeated one's patch.
+	require.Eventually(t, func() bool { return hasAction(cs, "patch", "events") }, 20*time.Second, 20*time.Millisecond)
+
+	cancel()
+	require.NoError(t, <-done)
+
+	used := map[permission]bool{}
+	for _, a := range cs.Actions() {
+		res := a.GetResource().Resource
+		if sub := a.GetSubresource(); sub != "" {
+			res += "/" + sub
+		}
+		used[perm(a.GetResource().Group, res, a.GetVerb())] = true
+	}
+	return used
+}
+
+func hasAction(cs interface{ Actions() []k8stesting.Action }, verb, resource string) bool {
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == verb && a.GetResource().Resource == resource {
+			return true
+		}
+	}
+	return false
+}
+
+func ownerResource(t *testing.T, kind string, cs interface {
+	Tracker() k8stesting.ObjectTracker
+}, ns string) (schema.GroupVersionResource, runtime.Object) {
+	t.Helper()
+	gvr := appsv1.SchemeGroupVersion.WithResource("replicasets")
+	if kind == kindReplicationController {
+		gvr = v1.SchemeGroupVersion.WithResource("replicationcontrollers")
+	}
+	obj, err := cs.Tracker().Get(gvr, ns, "o")
+	require.NoError(t, err)
+	return gvr, obj
+}
+
+func setReplicas(obj runtime.Object, n int32) {
+	switch o := obj.(type) {
+	case *appsv1.ReplicaSet:
+		o.Spec.Replicas = &n
+	case *v1.ReplicationController:
+		o.Spec.Replicas = &n
+	default:
+		panic(fmt.Sprintf("unexpected %T", obj))
+	}
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,150 @@
+package podranking
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ctrlkit/ctrlkit/podstate"
+)
+
+// Decision explains how the deletion order places two pods, A and B: which
+// rule told them apart and the values it compared. Operators use it to answer
+// "why was this pod deleted before that one?".
+type Decision struct {
+	// A and B are the pods' namespace/name keys ("<nil>" for a nil pod).
+	A, B string
+	// Rule is the first rule that told the pods apart, or RuleNone.
+	Rule Rule
+	// Ranker names the extension ranker when Rule is RuleExtension.
+	Ranker string
+	// Order is -1 when A is deleted first, 1 when B is, 0 when the pods are
+	// equivalent under every rule (they then keep their input order).
+	Order int
+	// AValue and BValue are the values Rule compared, rendered for humans.
+	AValue, BValue string
+	// Note adds context: the log2 bucket and UID tie-break for time rules.
+	Note string
+}
+
+// AFirst reports whether A is deleted before B.
+func (d Decision) AFirst() bool { return d.Order < 0 }
+
+// String renders the decision in one line, for logs and events.
+func (d Decision) String() string {
+	if d.Order == 0 {
+		return fmt.Sprintf("%s and %s are equivalent: every rule ties (input order decides)", d.A, d.B)
+	}
+	first, second := d.A, d.B
+	fv, sv := d.AValue, d.BValue
+	if d.Order > 0 {
+		first, second, fv, sv = second, first, sv, fv
+	}
+	rule := d.Rule.String()
+	if d.Rule == RuleExtension {
+		rule = "extension " + strconv.Quote(d.Ranker)
+	}
+	s := fmt.Sprintf("%s before %s: %s (%s vs %s)", first, second, rule, fv, sv)
+	if d.Note != "" {
+		s += "; " + d.Note
+	}
+	return s
+}
+
+func podName(k *sortKey) string {
+	if k.pod == nil {
+		return "<nil>"
+	}
+	return podstate.Key(k.pod)
+}
+
+// explain builds the Decision for positions i and j of a prepared order.
+func (o *order) explain(i, j int) Decision {
+	a, b := &o.keys[i], &o.keys[j]
+	rule, ranker, c := o.compareFrom(0, i, j)
+	d := Decision{A: podName(a), B: podName(b), Rule: rule, Order: c}
+	switch rule {
+	case RuleExtension:
+		n := len(o.keys)
+		d.Ranker = o.rankers[ranker].Name()
+		d.AValue = strconv.FormatInt(o.scores[ranker*n+i], 10)
+		d.BValue = strconv.FormatInt(o.scores[ranker*n+j], 10)
+		d.Note = "lower score first"
+	case RuleNil:
+		d.AValue, d.BValue = nilness(a), nilness(b)
+	case RuleAssignment:
+		d.AValue, d.BValue = nodeOf(a), nodeOf(b)
+	case RulePhase:
+		d.AValue, d.BValue = phaseOf(a), phaseOf(b)
+	case RuleReadiness:
+		d.AValue, d.BValue = readyOf(a), readyOf(b)
+	case RuleDeletionCost:
+		d.AValue, d.BValue = costOf(a), costOf(b)
+	case RuleRank:
+		d.AValue, d.BValue = strconv.Itoa(a.rank), strconv.Itoa(b.rank)
+	case RuleRestarts:
+		d.AValue = fmt.Sprintf("regular %d, sidecar %d", a.regular, a.sidecar)
+		d.BValue = fmt.Sprintf("regular %d, sidecar %d", b.regular, b.sidecar)
+	case RuleReadyTime:
+		d.AValue, d.BValue, d.Note = o.timeValues(a.ready, b.ready, a, b)
+	case RuleCreationTime:
+		d.AValue, d.BValue, d.Note = o.timeValues(a.created, b.created, a, b)
+	}
+	return d
+}
+
+func nilness(k *sortKey) string {
+	if k.pod == nil {
+		return "nil"
+	}
+	return "pod"
+}
+
+func nodeOf(k *sortKey) string {
+	if k.pod.Spec.NodeName == "" {
+		return "unassigned"
+	}
+	return "node " + k.pod.Spec.NodeName
+}
+
+func phaseOf(k *sortKey) string {
+	p := string(k.pod.Status.Phase)
+	if p == "" {
+		p = `""`
+	}
+	return fmt.Sprintf("%s (ordinal %d)", p, phaseOrdinal(k.pod.Status.Phase))
+}
+
+func readyOf(k *sortKey) string {
+	if k.hasReady {
+		return "ready"
+	}
+	return "not ready"
+}
+
+func costOf(k *sortKey) string {
+	return strconv.FormatInt(int64(k.head&headCostMask)-costBias, 10)
+}
+
+func fmtStamp(s stamp) string {
+	if s.zero {
+		return "zero time"
+	}
+	return time.Unix(s.sec, int64(s.nsec)).UTC().Format(time.RFC3339Nano)
+}
+
+func (o *order) timeValues(ta, tb stamp, a, b *sortKey) (string, string, string) {
+	av, bv := fmtStamp(ta), fmtStamp(tb)
+	switch {
+	case ta.zero || tb.zero:
+		return av, bv, "a zero time goes first"
+	case !o.pol.logScale:
+		return av, bv, "plain comparison, more recent first"
+	case ta.bucket != tb.bucket:
+		return av, bv, fmt.Sprintf("log2 age buckets %d vs %d, younger bucket first", ta.bucket, tb.bucket)
+	case ta.equal(tb):
+		return av, bv, fmt.Sprintf("equal instants in log2 bucket %d, ordered by UID %q vs %q (ctrlkit's fix of upstream's cyclic corner)", ta.bucket, a.uid, b.uid)
+	default:
+		return av, bv, fmt.Sprintf("same log2 bucket %d, ordered by UID %q vs %q", ta.bucket, a.uid, b.uid)
+	}
+}

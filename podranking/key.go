@@ -1,0 +1,147 @@
+package podranking
+
+import (
+	"math"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlkit/ctrlkit/podstate"
+)
+
+// Bit layout of sortKey.head. Rules 1 to 4 all prefer the smaller value, so
+// packing them into one integer turns four comparisons into one on the hot
+// path. Higher bits are the earlier rules.
+const (
+	headNilBit      = 1 << 40 // nil pods sort after every real pod
+	headAssignedBit = 1 << 35 // rule 1: unassigned (0) first
+	headPhaseShift  = 33      // rule 2: phase ordinal, 2 bits
+	headReadyBit    = 1 << 32 // rule 3: not ready (0) first
+	headCostMask    = 1<<32 - 1
+	costBias        = 1 << 31 // rule 4: int32 cost shifted to an unsigned order
+)
+
+// stamp is an instant reduced to what the rules need. Wall seconds and
+// nanoseconds are kept instead of time.Time so comparisons ignore monotonic
+// readings and location pointers.
+type stamp struct {
+	sec    int64
+	nsec   int32
+	zero   bool
+	bucket int16 // floor(log2(now - t)) in ns; -1 for t >= now; valid only when log scaling applies
+}
+
+func (a stamp) equal(b stamp) bool { return a.sec == b.sec && a.nsec == b.nsec }
+
+func (a stamp) after(b stamp) bool {
+	return a.sec > b.sec || (a.sec == b.sec && a.nsec > b.nsec)
+}
+
+// sortKey is everything the rules read from one pod, extracted once.
+type sortKey struct {
+	pod      *v1.Pod
+	uid      types.UID
+	rank     int
+	head     uint64
+	ready    stamp
+	created  stamp
+	regular  int32
+	sidecar  int32
+	idx      int32 // input position: the final tie-break, which makes selection deterministic
+	hasReady bool
+}
+
+// policy is the subset of configuration key extraction and comparison need.
+type policy struct {
+	now      time.Time // zero disables log scaling, as upstream's zero Now does
+	cost     bool
+	logScale bool // effective: enabled and now non-zero
+}
+
+func newPolicy(now time.Time, disableCost, disableLog bool) policy {
+	// Round(0) strips the monotonic reading: pod timestamps never carry one,
+	// so comparing wall clocks throughout keeps every difference consistent.
+	now = now.Round(0)
+	return policy{now: now, cost: !disableCost, logScale: !disableLog && !now.IsZero()}
+}
+
+func phaseOrdinal(p v1.PodPhase) uint64 {
+	switch p {
+	case v1.PodUnknown:
+		return 1
+	case v1.PodRunning:
+		return 2
+	default: // Pending and every other phase read as 0, as in upstream's map lookup
+		return 0
+	}
+}
+
+func (p *policy) stampOf(t time.Time) stamp {
+	if t.IsZero() {
+		return stamp{zero: true, bucket: -1}
+	}
+	s := stamp{sec: t.Unix(), nsec: int32(t.Nanosecond()), bucket: -1}
+	if p.logScale {
+		s.bucket = logBucket(p.now.Sub(t))
+	}
+	return s
+}
+
+// logBucket takes log2 of the float64 duration with math.Log2, the same
+// computation upstream performs. Near powers of two above 2^53 ns the float
+// conversion and Log2's rounding can move a value into the next bucket; an
+// exact integer log would disagree with upstream there.
+func logBucket(d time.Duration) int16 {
+	if d <= 0 {
+		return -1
+	}
+	return int16(int64(math.Log2(float64(d))))
+}
+
+// makeKey fills k for pod at position i. A nil pod gets a key that sorts
+// after every real pod.
+func (p *policy) makeKey(k *sortKey, pod *v1.Pod, rank int, i int) {
+	*k = sortKey{pod: pod, rank: rank, idx: int32(i)}
+	if pod == nil {
+		k.head = headNilBit
+		k.ready = stamp{zero: true, bucket: -1}
+		k.created = k.ready
+		return
+	}
+	var head uint64
+	if pod.Spec.NodeName != "" {
+		head |= headAssignedBit
+	}
+	head |= phaseOrdinal(pod.Status.Phase) << headPhaseShift
+	var cost int32
+	if p.cost {
+		if v, ok := pod.Annotations[DeletionCostAnnotation]; ok {
+			cost, _ = parseCost(v)
+		}
+	}
+	head |= uint64(int64(cost)+costBias) & headCostMask
+	if c := firstReady(pod); c != nil && c.Status == v1.ConditionTrue {
+		head |= headReadyBit
+		k.hasReady = true
+		k.ready = p.stampOf(c.LastTransitionTime.Time)
+	} else {
+		k.ready = stamp{zero: true, bucket: -1}
+	}
+	k.head = head
+	k.uid = pod.UID
+	k.regular, k.sidecar = podstate.MaxContainerRestarts(pod)
+	k.created = p.stampOf(pod.CreationTimestamp.Time)
+}
+
+// firstReady is podstate.ReadyCondition without its by-value PodStatus
+// parameter, which would copy (and, because the result points into it, heap
+// allocate) the status for every pod ranked.
+func firstReady(pod *v1.Pod) *v1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == v1.PodReady {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}

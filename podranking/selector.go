@@ -1,0 +1,195 @@
+package podranking
+
+import (
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/ctrlkit/ctrlkit/podstate"
+)
+
+// Selector picks the pods to delete on scale-down. It extracts one compact
+// key per pod, selects the cheapest diff pods by partial selection and sorts
+// only those, so a call costs O(n + diff·log diff) comparisons of small
+// structs instead of upstream's O(n·log n) comparisons that each re-parse
+// annotations and conditions. Scratch memory is pooled: a call allocates its
+// result and a few small values, independent of the number of pods. A
+// Selector is safe for concurrent use.
+type Selector struct {
+	cfg     config
+	rankers []Ranker
+	pool    sync.Pool
+}
+
+type scratch struct {
+	keys   []sortKey
+	idx    []int32
+	scores []int64
+	nodes  map[string]int
+	ranks  []int
+}
+
+// NewSelector returns a Selector with upstream's default policy (deletion
+// cost and logarithmic scale-down on, the real clock) changed by opts.
+func NewSelector(opts ...Option) *Selector {
+	s := &Selector{cfg: config{clock: clock.RealClock{}}}
+	for _, o := range opts {
+		if o != nil {
+			o(&s.cfg)
+		}
+	}
+	s.rankers = append(append([]Ranker{}, s.cfg.first...), s.cfg.last...)
+	s.pool.New = func() any { return &scratch{nodes: map[string]int{}} }
+	return s
+}
+
+var defaultSelector = NewSelector()
+
+// PodsToDelete returns the diff pods upstream's ReplicaSet controller would
+// delete: filteredPods ranked by related pods on the same node, ordered by the
+// rules of ActivePodsWithRanks, first diff taken, in that order. It does not
+// reorder filteredPods (upstream sorts the caller's slice in place) and it
+// returns a new slice.
+//
+// Edge cases: diff <= 0 returns nil; diff >= len(filteredPods) returns a copy
+// of all pods in input order, unsorted, exactly as upstream skips sorting
+// then. Nil entries in filteredPods rank after every real pod; nil entries in
+// relatedPods are ignored. Pods that every rule finds equivalent keep their
+// input order, where upstream's unstable sort may permute them.
+func PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) []*v1.Pod {
+	return defaultSelector.PodsToDelete(filteredPods, relatedPods, diff)
+}
+
+// PodsToDelete is the package-level PodsToDelete with this Selector's policy,
+// clock and rankers.
+func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) []*v1.Pod {
+	if diff <= 0 {
+		return nil
+	}
+	if diff >= len(filteredPods) {
+		return slices.Clone(filteredPods)
+	}
+	sc := s.pool.Get().(*scratch)
+	defer s.release(sc)
+	ranks := sc.rankOnSameNode(filteredPods, relatedPods)
+	o := s.prepare(sc, filteredPods, ranks, s.cfg.policy())
+	return o.take(sc.idx, diff)
+}
+
+// Order returns all of filteredPods in deletion order (first to delete
+// first), ranked by relatedPods as PodsToDelete does. The input is not
+// modified.
+func (s *Selector) Order(filteredPods, relatedPods []*v1.Pod) []*v1.Pod {
+	if len(filteredPods) == 0 {
+		return nil
+	}
+	sc := s.pool.Get().(*scratch)
+	defer s.release(sc)
+	ranks := sc.rankOnSameNode(filteredPods, relatedPods)
+	o := s.prepare(sc, filteredPods, ranks, s.cfg.policy())
+	return o.sortAll(sc.idx)
+}
+
+// Explain says which rule puts pod a before pod b (or b before a) when
+// filteredPods are ranked by relatedPods under this Selector's policy. a and b
+// are looked up in filteredPods by pointer; a pod not found there is ranked
+// as if it were appended to filteredPods.
+func (s *Selector) Explain(filteredPods, relatedPods []*v1.Pod, a, b *v1.Pod) Decision {
+	pods := filteredPods
+	ia, ib := slices.Index(pods, a), slices.Index(pods, b)
+	if ia < 0 || ib < 0 || a == nil || b == nil {
+		pods = slices.Clone(filteredPods)
+		if ia < 0 || a == nil {
+			ia = len(pods)
+			pods = append(pods, a)
+		}
+		if ib < 0 || b == nil {
+			ib = len(pods)
+			pods = append(pods, b)
+		}
+	}
+	sc := s.pool.Get().(*scratch)
+	defer s.release(sc)
+	ranks := sc.rankOnSameNode(pods, relatedPods)
+	o := s.prepare(sc, pods, ranks, s.cfg.policy())
+	return o.explain(ia, ib)
+}
+
+func (s *Selector) release(sc *scratch) {
+	// Drop pod pointers so pooled scratch does not keep pods alive.
+	clear(sc.keys[:cap(sc.keys)])
+	clear(sc.nodes)
+	s.pool.Put(sc)
+}
+
+// rankOnSameNode counts active related pods per node name, like
+// RankByRelatedPodsOnSameNode, into pooled memory.
+func (sc *scratch) rankOnSameNode(pods, related []*v1.Pod) []int {
+	for _, p := range related {
+		if podstate.IsActive(p) {
+			sc.nodes[p.Spec.NodeName]++
+		}
+	}
+	sc.ranks = grow(sc.ranks, len(pods))
+	for i, p := range pods {
+		if p == nil {
+			sc.ranks[i] = 0
+			continue
+		}
+		sc.ranks[i] = sc.nodes[p.Spec.NodeName]
+	}
+	return sc.ranks
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// prepare extracts the keys and runs the extension rankers. ranks may be
+// shorter than pods; missing entries read as 0.
+func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, pol policy) *order {
+	n := len(pods)
+	sc.keys = grow(sc.keys, n)
+	sc.idx = grow(sc.idx, n)
+	for i, p := range pods {
+		r := 0
+		if i < len(ranks) {
+			r = ranks[i]
+		}
+		pol.makeKey(&sc.keys[i], p, r, i)
+		sc.idx[i] = int32(i)
+	}
+	o := &order{pol: pol, keys: sc.keys, pods: pods, rankers: s.rankers, nFirst: len(s.cfg.first)}
+	if len(s.rankers) > 0 {
+		sc.scores = grow(sc.scores, n*len(s.rankers))
+		o.scores = sc.scores
+		o.score()
+	}
+	return o
+}
+
+// take moves the k first pods to the front of idx, sorts just those and
+// returns them as pods.
+func (o *order) take(idx []int32, k int) []*v1.Pod {
+	o.selectK(idx, k)
+	slices.SortFunc(idx[:k], o.cmp)
+	out := make([]*v1.Pod, k)
+	for i, x := range idx[:k] {
+		out[i] = o.keys[x].pod
+	}
+	return out
+}
+
+func (o *order) sortAll(idx []int32) []*v1.Pod {
+	slices.SortFunc(idx, o.cmp)
+	out := make([]*v1.Pod, len(idx))
+	for i, x := range idx {
+		out[i] = o.keys[x].pod
+	}
+	return out
+}

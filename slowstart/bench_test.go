@@ -1,0 +1,102 @@
+package slowstart
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// goroutinePerCall is the design upstream's slowStartBatch uses, written here
+// as the baseline: one goroutine per call, a WaitGroup and an error channel
+// per batch, and the first error received returned.
+func goroutinePerCall(count, initialBatchSize int, fn func() error) (int, error) {
+	remaining := count
+	successes := 0
+	for size := min(remaining, initialBatchSize); size > 0; size = min(2*size, remaining) {
+		errs := make(chan error, size)
+		var wg sync.WaitGroup
+		wg.Add(size)
+		for range size {
+			go func() {
+				defer wg.Done()
+				if err := fn(); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		successes += size - len(errs)
+		if len(errs) > 0 {
+			return successes, <-errs
+		}
+		remaining -= size
+	}
+	return successes, nil
+}
+
+// BenchmarkBatch measures the scheduling overhead of a whole run with a no-op
+// fn. ns/call is the overhead per call; compare impl=ctrlkit with
+// impl=goroutinepercall at the same count.
+func BenchmarkBatch(b *testing.B) {
+	ctx := context.Background()
+	noop := func(context.Context) error { return nil }
+	noopPlain := func() error { return nil }
+	for _, count := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("count=%d/impl=ctrlkit", count), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if n, err := Batch(ctx, count, InitialBatchSize, noop); n != count || err != nil {
+					b.Fatalf("got (%d, %v)", n, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*count), "ns/call")
+		})
+		b.Run(fmt.Sprintf("count=%d/impl=goroutinepercall", count), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if n, err := goroutinePerCall(count, InitialBatchSize, noopPlain); n != count || err != nil {
+					b.Fatalf("got (%d, %v)", n, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*count), "ns/call")
+		})
+	}
+}
+
+// BenchmarkBatchFirstBatchFails is the steady state of a controller whose
+// creates are all rejected: each sync makes one doomed call.
+func BenchmarkBatchFirstBatchFails(b *testing.B) {
+	ctx := context.Background()
+	fail := func(context.Context) error { return errBench }
+	failPlain := func() error { return errBench }
+	b.Run("impl=ctrlkit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = Batch(ctx, 500, InitialBatchSize, fail)
+		}
+	})
+	b.Run("impl=goroutinepercall", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = goroutinePerCall(500, InitialBatchSize, failPlain)
+		}
+	})
+}
+
+// BenchmarkBatchMaxConcurrency shows the cost of capping concurrency.
+func BenchmarkBatchMaxConcurrency(b *testing.B) {
+	ctx := context.Background()
+	noop := func(context.Context) error { return nil }
+	for _, c := range []int{1, 8} {
+		b.Run(fmt.Sprintf("count=10000/max=%d", c), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = Batch(ctx, 10_000, InitialBatchSize, noop, WithMaxConcurrency(c))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*10_000), "ns/call")
+		})
+	}
+}
+
+var errBench = fmt.Errorf("bench error")

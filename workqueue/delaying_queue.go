@@ -1,0 +1,367 @@
+package workqueue
+
+import (
+	"math"
+	"time"
+)
+
+// DelayingInterface is Interface plus delayed adds: client-go's
+// TypedDelayingInterface.
+type DelayingInterface[T comparable] interface {
+	Interface[T]
+	AddAfter(item T, duration time.Duration)
+}
+
+const maxTime = int64(math.MaxInt64)
+
+// idleSleep is how long the delay loop sleeps when nothing waits. Any
+// AddAfter wakes it earlier, so this only bounds idle timer churn.
+const idleSleep = time.Hour
+
+// NewDelaying returns a queue for delayed adds. Every Queue supports
+// AddAfter, so this is New under the name client-go users look for. The
+// delay stage is a heap under the queue's lock plus one timer goroutine,
+// started on the first delayed add: AddAfter never blocks and never starts
+// a goroutine per item.
+func NewDelaying[T comparable](opts ...Option) *Queue[T] {
+	return New[T](opts...)
+}
+
+// AddAfter adds item once duration has passed, at the default priority. A
+// duration of zero or less adds it now. If item already waits, the earlier
+// deadline wins; if it is already ready, nothing changes.
+func (q *Queue[T]) AddAfter(item T, duration time.Duration) {
+	q.addAfter(item, duration, DefaultPriority, false)
+}
+
+// AddAfterWithPriority is AddAfter with a priority. A waiting item keeps the
+// earlier deadline and the higher priority.
+func (q *Queue[T]) AddAfterWithPriority(item T, duration time.Duration, priority int) {
+	q.addAfter(item, duration, clampPriority(priority), false)
+}
+
+// Reschedule sets item's deadline to duration from now even if that is
+// later than a pending one, or even if the item is ready and not yet handed
+// out (client-go#131). An item being processed keeps running and is queued
+// again at the new deadline. An existing item keeps its priority; a new one
+// gets the default priority.
+func (q *Queue[T]) Reschedule(item T, duration time.Duration) {
+	q.addAfter(item, duration, DefaultPriority, true)
+}
+
+// NumWaiting returns how many items wait for an AddAfter deadline. They are
+// not in Len, as in client-go, but they are not invisible either.
+func (q *Queue[T]) NumWaiting() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.heap)
+}
+
+func (q *Queue[T]) addAfter(item T, d time.Duration, p int32, replace bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if q.m != nil {
+		// Like client-go, every delayed add counts as a retry.
+		q.m.retries.Inc()
+	}
+	if d <= 0 && !replace {
+		q.addLocked(item, p)
+		return
+	}
+	now := q.now()
+	at := now + int64(d)
+	if at < now { // overflow: a practically infinite delay
+		at = maxTime - 1
+	}
+	i, n := q.s.lookup(item)
+	if n == nil {
+		if d <= 0 {
+			q.addLocked(item, p)
+			return
+		}
+		var ok bool
+		if i, n, ok = q.s.alloc(item); !ok {
+			return
+		}
+		n.prio = p
+		n.t1 = at
+		q.heapPush(i, n)
+		return
+	}
+	if replace {
+		q.reschedule(i, n, at, d <= 0)
+		return
+	}
+	switch {
+	case n.state&stWaiting != 0:
+		n.prio = max(n.prio, p)
+		if at < n.t1 {
+			n.t1 = at
+			q.heapFix(n)
+		}
+	case n.state&stQueued != 0:
+		// Already ready, which beats any deadline; only a higher priority
+		// changes anything, exactly as for Add.
+		if p > n.prio {
+			q.unlinkReady(i, n)
+			n.prio = p
+			q.pushReady(i, n)
+		}
+	case n.state&stDirty != 0:
+		// Processing and due again at Done: sooner than any deadline.
+		n.prio = max(n.prio, p)
+	default: // processing only: this is a fresh schedule for the next run
+		n.prio = p
+		n.t1 = at
+		q.heapPush(i, n)
+	}
+}
+
+// reschedule replaces the deadline of an existing item.
+func (q *Queue[T]) reschedule(i int32, n *node[T], at int64, now bool) {
+	switch {
+	case n.state&stProcessing != 0:
+		if n.state&stWaiting != 0 {
+			q.heapRemove(n)
+		}
+		if now {
+			if n.state&stDirty == 0 {
+				n.state |= stDirty
+				q.enterDirty(n)
+			}
+			return
+		}
+		if n.state&stDirty != 0 {
+			n.state &^= stDirty
+			if q.m != nil {
+				q.m.depth.Dec()
+			}
+		}
+		n.t1 = at
+		q.heapPush(i, n)
+	case n.state&stWaiting != 0:
+		if now {
+			q.heapRemove(n)
+			q.markReady(i, n)
+			return
+		}
+		n.t1 = at
+		q.heapFix(n)
+	default: // queued
+		if now {
+			return
+		}
+		q.unlinkReady(i, n)
+		if q.m != nil {
+			q.m.depth.Dec()
+		}
+		n.t1 = at
+		q.heapPush(i, n)
+	}
+}
+
+// heapPush adds node i to the delay heap and makes sure the loop will wake
+// by its deadline. It never blocks: the wake-up is a non-blocking send.
+func (q *Queue[T]) heapPush(i int32, n *node[T]) {
+	n.state |= stWaiting
+	n.next = int32(len(q.heap))
+	q.heap = append(q.heap, i)
+	q.siftUp(int(n.next))
+	if q.m != nil && q.m.waiting != nil {
+		q.m.waiting.Inc()
+	}
+	q.kickLoop(n.t1)
+}
+
+func (q *Queue[T]) heapFix(n *node[T]) {
+	k := int(n.next)
+	if !q.siftUp(k) {
+		q.siftDown(k)
+	}
+	q.kickLoop(n.t1)
+}
+
+// heapRemove takes a waiting node out of the heap. The loop may then wake
+// for nothing, which is harmless.
+func (q *Queue[T]) heapRemove(n *node[T]) {
+	k := int(n.next)
+	last := len(q.heap) - 1
+	if k != last {
+		q.swap(k, last)
+	}
+	q.heap = q.heap[:last]
+	if k != last {
+		if !q.siftUp(k) {
+			q.siftDown(k)
+		}
+	}
+	n.state &^= stWaiting
+	n.next = nilIdx
+	if q.m != nil && q.m.waiting != nil {
+		q.m.waiting.Dec()
+	}
+}
+
+func (q *Queue[T]) less(a, b int) bool {
+	return q.s.at(q.heap[a]).t1 < q.s.at(q.heap[b]).t1
+}
+
+func (q *Queue[T]) swap(a, b int) {
+	h := q.heap
+	h[a], h[b] = h[b], h[a]
+	q.s.at(h[a]).next = int32(a)
+	q.s.at(h[b]).next = int32(b)
+}
+
+func (q *Queue[T]) siftUp(k int) bool {
+	moved := false
+	for k > 0 {
+		parent := (k - 1) / 2
+		if !q.less(k, parent) {
+			break
+		}
+		q.swap(k, parent)
+		k = parent
+		moved = true
+	}
+	return moved
+}
+
+func (q *Queue[T]) siftDown(k int) {
+	n := len(q.heap)
+	for {
+		c := 2*k + 1
+		if c >= n {
+			return
+		}
+		if r := c + 1; r < n && q.less(r, c) {
+			c = r
+		}
+		if !q.less(c, k) {
+			return
+		}
+		q.swap(k, c)
+		k = c
+	}
+}
+
+// releaseDue moves every item whose deadline has passed to the ready set.
+func (q *Queue[T]) releaseDue(now int64) {
+	for len(q.heap) > 0 {
+		i := q.heap[0]
+		n := q.s.at(i)
+		if n.t1 > now {
+			return
+		}
+		q.heapRemove(n)
+		// t1 keeps the deadline: the item became ready then, which is what
+		// ageing and the latency metric want.
+		at := n.t1
+		if n.state&stProcessing != 0 {
+			n.state |= stDirty
+			q.enterDirty(n)
+			n.t1 = at
+			continue
+		}
+		q.enterDirty(n)
+		n.t1 = at
+		q.pushReady(i, n)
+		q.notify()
+	}
+}
+
+// dropWaiting empties the delay heap at shutdown, as client-go does.
+func (q *Queue[T]) dropWaiting() {
+	for len(q.heap) > 0 {
+		i := q.heap[len(q.heap)-1]
+		n := q.s.at(i)
+		q.heapRemove(n)
+		if n.state == 0 {
+			q.s.release(i, n)
+		}
+	}
+}
+
+// kickLoop makes sure the loop wakes by deadline at.
+func (q *Queue[T]) kickLoop(at int64) {
+	if !q.loopStarted {
+		q.startLoop()
+	}
+	if at < q.sleepUntil {
+		q.sleepUntil = at
+		select {
+		case q.wakeCh <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// startLoop starts the queue's single goroutine. Called with mu held or
+// during construction, never after shutdown.
+func (q *Queue[T]) startLoop() {
+	q.loopStarted = true
+	q.wg.Add(1)
+	go q.loop()
+}
+
+// stopLoop stops the goroutine and waits for it to exit, so no goroutine of
+// the queue outlives ShutDown.
+func (q *Queue[T]) stopLoop() {
+	q.stopOnce.Do(func() { close(q.stopCh) })
+	q.wg.Wait()
+}
+
+// loop releases due items at their deadlines and, with metrics on, refreshes
+// the in-flight gauges. One timer is reused for the whole life of the queue.
+func (q *Queue[T]) loop() {
+	defer q.wg.Done()
+	timer := q.clock.NewTimer(idleSleep)
+	defer timer.Stop()
+	var tick <-chan time.Time
+	if q.m != nil {
+		t := q.clock.NewTicker(unfinishedRefresh)
+		defer t.Stop()
+		tick = t.C()
+	}
+	for {
+		q.mu.Lock()
+		if q.shuttingDown {
+			q.mu.Unlock()
+			return
+		}
+		now := q.now()
+		q.releaseDue(now)
+		wait := idleSleep
+		q.sleepUntil = maxTime
+		if len(q.heap) > 0 {
+			q.sleepUntil = q.s.at(q.heap[0]).t1
+			wait = time.Duration(q.sleepUntil - now)
+		}
+		q.mu.Unlock()
+		timer.Stop()
+		timer.Reset(wait)
+		select {
+		case <-q.stopCh:
+			return
+		case <-q.wakeCh:
+		case <-timer.C():
+		case <-tick:
+			q.updateUnfinished()
+		}
+	}
+}
+
+// Deadline reports when a waiting item becomes ready, and false if the item
+// does not wait for a deadline.
+func (q *Queue[T]) Deadline(item T) (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, n := q.s.lookup(item)
+	if n == nil || n.state&stWaiting == 0 {
+		return time.Time{}, false
+	}
+	return q.epoch.Add(time.Duration(n.t1)), true
+}
