@@ -81,6 +81,15 @@ type ObjectControllerRefManager[T metav1.Object] struct {
 // adoption; RecheckDeletionTimestamp builds the usual one.
 func NewObjectControllerRefManager[T metav1.Object](patcher Patcher, controller metav1.Object, selector labels.Selector,
 	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, opts ...ManagerOption) *ObjectControllerRefManager[T] {
+	m := &ObjectControllerRefManager[T]{}
+	m.init(patcher, controller, selector, controllerKind, canAdopt, opts...)
+	return m
+}
+
+// init fills a manager in place; the wrappers embed the manager by value and
+// must not copy it (it holds a sync.Once).
+func (m *ObjectControllerRefManager[T]) init(patcher Patcher, controller metav1.Object, selector labels.Selector,
+	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, opts ...ManagerOption) {
 	var cfg managerConfig
 	for _, opt := range opts {
 		if opt != nil {
@@ -90,17 +99,13 @@ func NewObjectControllerRefManager[T metav1.Object](patcher Patcher, controller 
 	if isNil(patcher) {
 		patcher = nil
 	}
-	return &ObjectControllerRefManager[T]{
-		BaseControllerRefManager: BaseControllerRefManager{
-			Controller:   controller,
-			Selector:     selector,
-			CanAdoptFunc: canAdopt,
-		},
-		controllerKind: controllerKind,
-		patcher:        patcher,
-		finalizers:     cfg.finalizers,
-		kind:           cfg.kind,
-	}
+	m.Controller = controller
+	m.Selector = selector
+	m.CanAdoptFunc = canAdopt
+	m.controllerKind = controllerKind
+	m.patcher = patcher
+	m.finalizers = cfg.finalizers
+	m.kind = cfg.kind
 }
 
 // Claim reconciles ownership of objs and returns the ones the controller owns
@@ -110,7 +115,7 @@ func NewObjectControllerRefManager[T metav1.Object](patcher Patcher, controller 
 // objects concerned are left out of the result. Nil entries are reported as
 // ErrNilObject.
 func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, filters ...func(T) bool) ([]T, error) {
-	if isNil(m.Controller) {
+	if m == nil || isNil(m.Controller) {
 		return nil, ErrNilController
 	}
 	var claimed []T
@@ -149,7 +154,7 @@ func (m *ObjectControllerRefManager[T]) Adopt(ctx context.Context, obj T) error 
 	if isNil(obj) {
 		return ErrNilObject
 	}
-	if isNil(m.Controller) {
+	if m == nil || isNil(m.Controller) {
 		return ErrNilController
 	}
 	if err := m.CanAdopt(ctx); err != nil {
@@ -158,9 +163,12 @@ func (m *ObjectControllerRefManager[T]) Adopt(ctx context.Context, obj T) error 
 	if m.patcher == nil {
 		return ErrNoPatcher
 	}
+	pt, err := m.patchType()
+	if err != nil {
+		return err
+	}
 	var data []byte
-	var err error
-	if m.patchType() == types.MergePatchType {
+	if pt == types.MergePatchType {
 		data, err = adoptMergeBytes(m.Controller, m.controllerKind, obj, m.finalizers...)
 	} else {
 		data, err = adoptStrategicMergeBytes(m.Controller, m.controllerKind, obj.GetUID(), m.finalizers...)
@@ -179,7 +187,7 @@ func (m *ObjectControllerRefManager[T]) Release(ctx context.Context, obj T) erro
 	if isNil(obj) {
 		return ErrNilObject
 	}
-	if isNil(m.Controller) {
+	if m == nil || isNil(m.Controller) {
 		return ErrNilController
 	}
 	if m.patcher == nil {
@@ -187,9 +195,12 @@ func (m *ObjectControllerRefManager[T]) Release(ctx context.Context, obj T) erro
 	}
 	klog.FromContext(ctx).V(2).Info("Patching object to remove its controllerRef", "kind", m.kindOf(obj),
 		"object", klog.KObj(obj), "gvk", m.controllerKind, "controller", m.Controller.GetName())
+	pt, err := m.patchType()
+	if err != nil {
+		return err
+	}
 	var data []byte
-	var err error
-	if m.patchType() == types.MergePatchType {
+	if pt == types.MergePatchType {
 		data, err = releaseMergeBytes(m.Controller.GetUID(), obj, m.finalizers...)
 	} else {
 		data, err = GenerateDeleteOwnerRefStrategicMergeBytes(obj.GetUID(), []types.UID{m.Controller.GetUID()}, m.finalizers...)
@@ -204,11 +215,18 @@ func (m *ObjectControllerRefManager[T]) Release(ctx context.Context, obj T) erro
 	return err
 }
 
-func (m *ObjectControllerRefManager[T]) patchType() types.PatchType {
-	if pt, ok := m.patcher.(PatchTyper); ok {
-		return pt.PatchType()
+// patchType is the body format the patcher expects.
+func (m *ObjectControllerRefManager[T]) patchType() (types.PatchType, error) {
+	typer, ok := m.patcher.(PatchTyper)
+	if !ok {
+		return types.StrategicMergePatchType, nil
 	}
-	return types.StrategicMergePatchType
+	switch pt := typer.PatchType(); pt {
+	case types.StrategicMergePatchType, types.MergePatchType:
+		return pt, nil
+	default:
+		return "", fmt.Errorf("claim: unsupported patch type %q", pt)
+	}
 }
 
 // kindOf names obj's kind for messages: the configured kind, else the kind an

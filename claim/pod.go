@@ -30,10 +30,9 @@ func NewPodControllerRefManager(podControl PodControl, controller metav1.Object,
 	if !isNil(podControl) {
 		patcher = PatcherFunc(podControl.PatchPod)
 	}
-	return &PodControllerRefManager{
-		ObjectControllerRefManager: *NewObjectControllerRefManager[*v1.Pod](patcher, controller, selector, controllerKind,
-			canAdopt, WithFinalizers(finalizers...), WithKind("Pod")),
-	}
+	m := &PodControllerRefManager{}
+	m.init(patcher, controller, selector, controllerKind, canAdopt, WithFinalizers(finalizers...), WithKind("Pod"))
+	return m
 }
 
 // ClaimPods adopts matching orphans, releases owned pods that no longer
@@ -41,17 +40,26 @@ func NewPodControllerRefManager(podControl PodControl, controller metav1.Object,
 // A pod matches when the selector matches its labels and every filter
 // returns true. Errors are aggregated; the pods concerned are left out.
 func (m *PodControllerRefManager) ClaimPods(ctx context.Context, pods []*v1.Pod, filters ...func(*v1.Pod) bool) ([]*v1.Pod, error) {
+	if m == nil {
+		return nil, ErrNilController
+	}
 	return m.Claim(ctx, pods, filters...)
 }
 
 // AdoptPod patches pod to make the controller its managing owner (with the
 // manager's finalizers). It fails without a patch when CanAdopt refuses.
 func (m *PodControllerRefManager) AdoptPod(ctx context.Context, pod *v1.Pod) error {
+	if m == nil {
+		return ErrNilController
+	}
 	return m.Adopt(ctx, pod)
 }
 
 // ReleasePod patches pod to drop the controller's owner reference and the
 // manager's finalizers. NotFound and Invalid errors are ignored.
 func (m *PodControllerRefManager) ReleasePod(ctx context.Context, pod *v1.Pod) error {
+	if m == nil {
+		return ErrNilController
+	}
 	return m.Release(ctx, pod)
 }

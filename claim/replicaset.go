@@ -24,26 +24,34 @@ type ReplicaSetControllerRefManager struct {
 func NewReplicaSetControllerRefManager(patcher Patcher, controller metav1.Object, selector labels.Selector,
 	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, opts ...ManagerOption) *ReplicaSetControllerRefManager {
 	opts = append([]ManagerOption{WithKind("ReplicaSet")}, opts...)
-	return &ReplicaSetControllerRefManager{
-		ObjectControllerRefManager: *NewObjectControllerRefManager[*appsv1.ReplicaSet](patcher, controller, selector,
-			controllerKind, canAdopt, opts...),
-	}
+	m := &ReplicaSetControllerRefManager{}
+	m.init(patcher, controller, selector, controllerKind, canAdopt, opts...)
+	return m
 }
 
 // ClaimReplicaSets adopts matching orphan ReplicaSets, releases owned ones
 // that no longer match, and returns those owned afterwards in input order.
 func (m *ReplicaSetControllerRefManager) ClaimReplicaSets(ctx context.Context, sets []*appsv1.ReplicaSet) ([]*appsv1.ReplicaSet, error) {
+	if m == nil {
+		return nil, ErrNilController
+	}
 	return m.Claim(ctx, sets)
 }
 
 // AdoptReplicaSet patches rs to make the controller its managing owner.
 func (m *ReplicaSetControllerRefManager) AdoptReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet) error {
+	if m == nil {
+		return ErrNilController
+	}
 	return m.Adopt(ctx, rs)
 }
 
 // ReleaseReplicaSet patches rs to drop the controller's owner reference.
 // NotFound and Invalid errors are ignored.
 func (m *ReplicaSetControllerRefManager) ReleaseReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet) error {
+	if m == nil {
+		return ErrNilController
+	}
 	return m.Release(ctx, rs)
 }
 

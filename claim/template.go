@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -90,5 +89,3 @@ func podNamePrefix(owner string) string {
 	}
 	return prefix
 }
-
-var _ = slices.Clone[[]string]

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
-	"sync"
+		"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -14,57 +14,49 @@ import (
 
 // ErrNilExpectations is returned by the writing methods of a nil
 // *ControllerExpectations or of an unconstructed
-// UIDTrackingControllerExpectations. Reading methods of a nil cache behave as an empty
+// UIDTrackingControllerExpectations. Reading methods behave as an empty
 // cache, so a controller that forgot to construct one fails loudly on its
 // first Expect call rather than panicking inside an informer handler.
 var ErrNilExpectations = errors.New("expectations: method called on a nil expectations cache")
 
-// Sharding keeps a hot owner from serialising every other owner behind one
-// lock; 64 shards is far more than the cores a controller manager gets.
-const numShards = 64
+// Writers are spread over shards so that owners synced by different workers
+// do not queue behind one lock; 64 is far more than the cores a controller
+// manager gets.
+const (
+	shardBits = 6
+	numShards = 1 << shardBits
+)
 
-// Every sweepEvery writes to a shard, the shard examines up to sweepBatch
-// records for expiry. That is two records per write on average, so a shard
-// holding n expired records is clean after about n/2 further writes, and no
-// single write pays for more than sweepBatch checks.
+// Every sweepEvery writes to a shard, the writer examines up to sweepBatch
+// records of the next shard in rotation for expiry. That is two records per
+// write on average, so n expired records are gone after about n/2 further
+// writes, and no single write pays for more than sweepBatch checks.
 const (
 	sweepEvery = 16
 	sweepBatch = 32
 )
 
-// A shard whose slice capacity has fallen to a quarter of its peak is rebuilt
-// so that a burst of 100,000 owners does not pin its buckets forever (Go maps
-// never shrink on their own).
-const shrinkMinCap = 256
-
 var hashSeed = maphash.MakeSeed()
 
-// ControllerExpectations is a sharded TTL cache of ControlleeExpectations.
-// Construct it with NewControllerExpectations. The zero value is also usable:
-// real clock, ExpectationsTimeout, and no logging.
+// ControllerExpectations is a TTL cache of ControlleeExpectations. Construct
+// it with NewControllerExpectations. The zero value is also usable: real
+// clock, ExpectationsTimeout, and no logging.
 //
-// It runs no goroutine. Expired records are evicted when they are touched and
-// by a small sweep that rides on writes, so memory follows live owners.
+// Reads (SatisfiedExpectations, the Observed calls, Raise and Lower) take no
+// lock. Writes (Set, Expect, Delete) lock one of 64 shards. It runs no
+// goroutine: expired records are evicted when they are touched and by a small
+// sweep that rides on writes, so memory follows live owners.
 type ControllerExpectations struct {
 	ttl    time.Duration
 	clock  clock.PassiveClock
 	logger logr.Logger
 	// epoch is the clock's reading at construction; record times are
 	// offsets from it (see ControlleeExpectations.stamp).
-	epoch  time.Time
-	shards [numShards]shard
-}
+	epoch time.Time
 
-type shard struct {
-	mu sync.RWMutex
-	// recs maps key to the current record; order holds the same records so
-	// the sweep can resume where it stopped, which a map range cannot do.
-	recs   map[string]*ControlleeExpectations
-	order  []*ControlleeExpectations
-	cursor int
-	writes uint32
-	// Padding keeps neighbouring shards' locks off one cache line.
-	_ [64]byte
+	// shards index the records (see table.go).
+	shards    [numShards]shard
+	sweepNext atomic.Uint32
 }
 
 var _ ControllerExpectationsInterface = (*ControllerExpectations)(nil)
@@ -107,48 +99,50 @@ func (c *ControllerExpectations) timeout() time.Duration {
 	return c.ttl
 }
 
-func (c *ControllerExpectations) shardFor(key string) *shard {
-	return &c.shards[maphash.String(hashSeed, key)%numShards]
+// locate hashes key once: the top bits pick the shard, the low bits the
+// table slot.
+func (c *ControllerExpectations) locate(key string) (*shard, uint64) {
+	h := maphash.String(hashSeed, key)
+	return &c.shards[h>>(64-shardBits)], h
 }
 
 // lookup returns the current record for key without judging its age.
-func (c *ControllerExpectations) lookup(key string) (*shard, *ControlleeExpectations) {
-	s := c.shardFor(key)
-	s.mu.RLock()
-	rec := s.recs[key]
-	s.mu.RUnlock()
-	return s, rec
+func (c *ControllerExpectations) lookup(key string) *ControlleeExpectations {
+	s, h := c.locate(key)
+	return s.get(key, h)
 }
 
 // live returns the record for key unless it is missing or expired; an
-// expired record is evicted on the way, which is what makes reads part of
-// the cleanup.
+// expired record is evicted on the way, which makes reads part of the
+// cleanup.
 func (c *ControllerExpectations) live(key string) *ControlleeExpectations {
-	s, rec := c.lookup(key)
+	rec := c.lookup(key)
 	if rec == nil {
 		return nil
 	}
 	if now := c.now(); rec.expired(now, c.timeout()) {
-		c.evict(s, rec, now)
+		c.evict(rec, now)
 		return nil
 	}
 	return rec
 }
 
-// evict removes rec if it is still the current record. Only the caller that
-// actually removes it logs, so an unfulfilled expiry is reported once.
-func (c *ControllerExpectations) evict(s *shard, rec *ControlleeExpectations, now time.Duration) {
+// evict removes rec if it is still the current, expired record for its key.
+// Only the caller that actually removes it logs, so an unfulfilled expiry is
+// reported once.
+func (c *ControllerExpectations) evict(rec *ControlleeExpectations, now time.Duration) {
+	s := &c.shards[rec.hash>>(64-shardBits)]
 	s.mu.Lock()
-	// Re-check expiry under the lock: a concurrent Set may have re-stamped
-	// this very record in place since the caller looked.
-	removed := s.recs[rec.key] == rec && rec.expired(now, c.timeout())
-	if removed {
-		s.remove(rec)
-	}
+	// Re-check under the lock: a concurrent Set may have re-stamped this
+	// very record in place since the caller looked.
+	removed := s.get(rec.key, rec.hash) == rec && rec.expired(now, c.timeout())
 	var gone expiredRecord
-	logIt := removed && !rec.Fulfilled()
-	if logIt {
-		gone = snapshot(rec, now)
+	logIt := false
+	if removed {
+		if logIt = !rec.Fulfilled(); logIt {
+			gone = snapshot(rec, now)
+		}
+		c.remove(s, rec)
 	}
 	s.mu.Unlock()
 	if logIt {
@@ -167,6 +161,12 @@ func (c *ControllerExpectations) logExpired(e expiredRecord) {
 	c.logger.Info("Expectations expired before they were fulfilled; syncing the owner anyway", kv...)
 }
 
+func (c *ControllerExpectations) logAll(expired []expiredRecord) {
+	for _, e := range expired {
+		c.logExpired(e)
+	}
+}
+
 // GetExpectations returns the live record for key. An expired record is
 // evicted and reported as absent, as upstream's TTL store does. The error is
 // non-nil only for a nil receiver.
@@ -181,17 +181,17 @@ func (c *ControllerExpectations) GetExpectations(key string) (*ControlleeExpecta
 // SatisfiedExpectations reports whether the owner behind key may be synced:
 // true when no record exists, when the record is fulfilled, or when it has
 // expired; false only for an unexpired record still waiting for
-// observations.
+// observations. The clock is read only in that last case.
 func (c *ControllerExpectations) SatisfiedExpectations(key string) bool {
 	if c == nil {
 		return true
 	}
-	s, rec := c.lookup(key)
+	rec := c.lookup(key)
 	if rec == nil || rec.Fulfilled() {
 		return true
 	}
 	if now := c.now(); rec.expired(now, c.timeout()) {
-		c.evict(s, rec, now)
+		c.evict(rec, now)
 		return true
 	}
 	return false
@@ -203,19 +203,27 @@ func (c *ControllerExpectations) DeleteExpectations(key string) {
 		return
 	}
 	now := c.now()
-	s := c.shardFor(key)
+	s, h := c.locate(key)
 	s.mu.Lock()
-	if rec := s.recs[key]; rec != nil {
-		s.remove(rec)
+	if rec := s.get(key, h); rec != nil {
+		c.remove(s, rec)
 	}
-	expired := s.afterWrite(now, c.timeout())
+	sweep := c.afterWrite(s)
 	s.mu.Unlock()
-	c.logAll(expired)
+	if sweep {
+		c.sweepStep(now)
+	}
 }
 
-// SetExpectations replaces any record for key with one expecting add
-// creations and del deletions, timestamped now. Counts may be negative, which
-// makes the record fulfilled at once, as upstream allows.
+// SetExpectations sets the record for key to expect add creations and del
+// deletions, timestamped now, forgetting whatever it expected before. Counts
+// may be negative, which makes the record fulfilled at once, as upstream
+// allows.
+//
+// Unlike upstream, an existing record is reset in place rather than
+// replaced, so a pointer from GetExpectations follows its key across re-Sets
+// (until the record is deleted or evicted). This keeps a controller's steady
+// state, the same owners set over and over, free of allocations.
 func (c *ControllerExpectations) SetExpectations(key string, add, del int) error {
 	if c == nil {
 		return ErrNilExpectations
@@ -234,52 +242,45 @@ func (c *ControllerExpectations) ExpectDeletions(key string, dels int) error {
 	return c.SetExpectations(key, 0, dels)
 }
 
-// store sets the record for key. An existing record is reset in place, which
-// keeps the steady state of a controller (the same owners re-Set over and
-// over) free of allocations; a new key costs one allocation.
 func (c *ControllerExpectations) store(key string, add, del int64, names map[string]struct{}) {
 	now, ttl := c.now(), c.timeout()
-	s := c.shardFor(key)
+	s, h := c.locate(key)
 	s.mu.Lock()
 	var replaced expiredRecord
-	rec := s.recs[key]
 	logReplaced := false
-	if rec != nil {
+	rec := s.get(key, h)
+	isNew := rec == nil
+	if !isNew {
 		if rec.expired(now, ttl) && !rec.Fulfilled() {
 			replaced, logReplaced = snapshot(rec, now), true
 		}
 	} else {
-		rec = &ControlleeExpectations{key: key, epoch: c.base(), pos: len(s.order)}
-		if s.recs == nil {
-			s.recs = make(map[string]*ControlleeExpectations)
-		}
-		s.order = append(s.order, rec)
-		s.recs[key] = rec
+		rec = &ControlleeExpectations{key: key, hash: h, epoch: c.base()}
 	}
-	// Stamp first: a reader racing with the reset then sees either the old
-	// counts with a fresh stamp (still waiting) or the new counts, never an
-	// old expired stamp with new counts.
+	// Stamp first: a lock-free reader racing with the reset then sees the
+	// old counts with a fresh stamp (still waiting) or the new counts, never
+	// an old, expired stamp with new counts.
 	rec.stamp.Store(int64(now))
 	rec.add.Store(add)
 	rec.del.Store(del)
 	rec.names = names
-	expired := s.afterWrite(now, ttl)
+	if isNew {
+		// Publish only once the record is complete.
+		s.insert(rec)
+	}
+	sweep := c.afterWrite(s)
 	s.mu.Unlock()
 
 	if logReplaced {
 		c.logExpired(replaced)
 	}
-	c.logAll(expired)
-}
-
-func (c *ControllerExpectations) logAll(expired []expiredRecord) {
-	for _, e := range expired {
-		c.logExpired(e)
+	if sweep {
+		c.sweepStep(now)
 	}
 }
 
 // LowerExpectations subtracts add and del from the record's counters. It does
-// nothing when the key has no live record: an observation must never create
+// nothing when the key has no record: an observation must never create
 // expectations.
 func (c *ControllerExpectations) LowerExpectations(key string, add, del int) {
 	if c == nil {
@@ -289,7 +290,7 @@ func (c *ControllerExpectations) LowerExpectations(key string, add, del int) {
 	// record stays expired whatever its counts, and every reader (Get,
 	// Satisfied, Pending) already treats it as absent, so lowering it is
 	// unobservable.
-	if _, rec := c.lookup(key); rec != nil {
+	if rec := c.lookup(key); rec != nil {
 		rec.Add(-int64(add), -int64(del))
 	}
 }
@@ -300,7 +301,7 @@ func (c *ControllerExpectations) RaiseExpectations(key string, add, del int) {
 	if c == nil {
 		return
 	}
-	if _, rec := c.lookup(key); rec != nil { // no expiry check: see LowerExpectations
+	if rec := c.lookup(key); rec != nil { // no expiry check: see LowerExpectations
 		rec.Add(int64(add), int64(del))
 	}
 }
@@ -325,9 +326,9 @@ func (c *ControllerExpectations) Len() int {
 	n := 0
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.mu.RLock()
-		n += len(s.recs)
-		s.mu.RUnlock()
+		s.mu.Lock()
+		n += s.live
+		s.mu.Unlock()
 	}
 	return n
 }
@@ -340,15 +341,18 @@ func (c *ControllerExpectations) EvictExpired() int {
 	if c == nil {
 		return 0
 	}
-	now, ttl := c.now(), c.timeout()
+	now := c.now()
 	total := 0
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		before := len(s.order)
+		before := s.live
 		s.cursor = 0
-		expired := s.sweep(now, ttl, before, nil)
-		total += before - len(s.order)
+		var expired []expiredRecord
+		if t := s.tab.Load(); t != nil {
+			expired = c.sweep(s, now, len(t.slots))
+		}
+		total += before - s.live
 		s.mu.Unlock()
 		c.logAll(expired)
 	}
@@ -369,66 +373,58 @@ func snapshot(rec *ControlleeExpectations, now time.Duration) expiredRecord {
 	return expiredRecord{key: rec.key, add: add, del: del, age: rec.age(now), names: sortedNames(rec.names)}
 }
 
-// afterWrite runs the amortised sweep; the caller holds s.mu for writing.
-func (s *shard) afterWrite(now, ttl time.Duration) []expiredRecord {
+// afterWrite counts a write to s (the caller holds s.mu) and reports whether
+// this write should pay for a sweep step.
+func (c *ControllerExpectations) afterWrite(s *shard) bool {
 	s.writes++
-	if s.writes%sweepEvery != 0 {
-		return nil
-	}
-	return s.sweep(now, ttl, sweepBatch, nil)
+	return s.writes%sweepEvery == 0
 }
 
-// sweep examines up to n records from the cursor, removing expired ones and
-// collecting the unfulfilled among them for logging after the unlock.
-func (s *shard) sweep(now, ttl time.Duration, n int, out []expiredRecord) []expiredRecord {
-	for i := 0; i < n && len(s.order) > 0; i++ {
-		if s.cursor >= len(s.order) {
+// sweepStep examines up to sweepBatch records of the next shard in a global
+// rotation. Rotating, rather than sweeping the written shard, means writes
+// to any owner clean every shard, however the keys hash. The caller holds no
+// lock.
+func (c *ControllerExpectations) sweepStep(now time.Duration) {
+	s := &c.shards[c.sweepNext.Add(1)%numShards]
+	s.mu.Lock()
+	expired := c.sweep(s, now, sweepBatch)
+	s.mu.Unlock()
+	c.logAll(expired)
+}
+
+// sweep examines up to n table slots from the cursor, removing expired
+// records and collecting the unfulfilled among them for logging after the
+// unlock. Counting slots rather than records bounds the work. The caller
+// holds s.mu.
+func (c *ControllerExpectations) sweep(s *shard, now time.Duration, n int) []expiredRecord {
+	t := s.tab.Load()
+	if t == nil || s.live == 0 {
+		return nil
+	}
+	ttl := c.timeout()
+	var out []expiredRecord
+	for range n {
+		if s.cursor >= len(t.slots) {
 			s.cursor = 0
 		}
-		rec := s.order[s.cursor]
-		if !rec.expired(now, ttl) {
-			s.cursor++
+		rec := t.slots[s.cursor].Load()
+		s.cursor++
+		if rec == nil || rec == tombstone || !rec.expired(now, ttl) {
 			continue
 		}
 		if !rec.Fulfilled() {
 			out = append(out, snapshot(rec, now))
 		}
-		// remove moves the last record into the cursor slot, so the cursor
-		// stays put and that record is examined next.
-		s.remove(rec)
+		s.delete(rec)
 	}
+	s.maybeShrink()
 	return out
 }
 
-// remove unlinks rec; the caller holds s.mu for writing and has checked that
-// rec is the current record for its key.
-func (s *shard) remove(rec *ControlleeExpectations) {
-	last := len(s.order) - 1
-	if rec.pos >= 0 && rec.pos <= last {
-		moved := s.order[last]
-		s.order[rec.pos] = moved
-		moved.pos = rec.pos
-		s.order[last] = nil
-		s.order = s.order[:last]
-	}
-	delete(s.recs, rec.key)
-	rec.pos = -1
-	if c := cap(s.order); c >= shrinkMinCap && len(s.order) < c/4 {
-		s.shrink()
-	}
-}
-
-func (s *shard) shrink() {
-	order := make([]*ControlleeExpectations, len(s.order), 2*len(s.order))
-	copy(order, s.order)
-	recs := make(map[string]*ControlleeExpectations, len(order))
-	for _, r := range order {
-		recs[r.key] = r
-	}
-	s.order, s.recs = order, recs
-	if s.cursor > len(order) {
-		s.cursor = 0
-	}
+// remove unlinks rec, the current record of its key; the caller holds s.mu.
+func (c *ControllerExpectations) remove(s *shard, rec *ControlleeExpectations) {
+	s.delete(rec)
+	s.maybeShrink()
 }
 
 func sortedNames(names map[string]struct{}) []string {

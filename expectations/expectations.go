@@ -59,12 +59,12 @@ type ControlleeExpectations struct {
 	stamp atomic.Int64
 
 	key   string
+	hash  uint64    // of key; picks the shard and the table slot
 	epoch time.Time // the owning cache's epoch; never changes
 
-	// The fields below belong to the shard that holds the record and are
-	// only touched under that shard's lock.
-	names map[string]struct{} // expected creation names; nil when not tracking names
-	pos   int                 // index in the shard's sweep slice; -1 once removed
+	// names holds the expected creation names (nil when not tracking
+	// names). It is only touched under the lock of the record's shard.
+	names map[string]struct{}
 }
 
 // Add adds the deltas to the counters; negative deltas lower them. A nil

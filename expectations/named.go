@@ -37,9 +37,9 @@ func (c *ControllerExpectations) CreationObservedNamed(key, name string) {
 	}
 	// As in LowerExpectations, an expired record needs no special case: it
 	// reads as absent whatever its counts.
-	s := c.shardFor(key)
+	s, h := c.locate(key)
 	s.mu.Lock()
-	rec := s.recs[key]
+	rec := s.get(key, h)
 	if rec == nil {
 		s.mu.Unlock()
 		return

@@ -43,22 +43,22 @@ func (c *ControllerExpectations) Pending(key string) (PendingReport, bool) {
 	if c == nil {
 		return PendingReport{}, false
 	}
-	now, ttl := c.now(), c.timeout()
-	s := c.shardFor(key)
-	s.mu.RLock()
-	rec := s.recs[key]
+	now := c.now()
+	s, h := c.locate(key)
+	s.mu.Lock()
+	rec := s.get(key, h)
 	if rec == nil {
-		s.mu.RUnlock()
+		s.mu.Unlock()
 		return PendingReport{}, false
 	}
-	if rec.expired(now, ttl) {
-		s.mu.RUnlock()
-		c.evict(s, rec, now)
+	if rec.expired(now, c.timeout()) {
+		s.mu.Unlock()
+		c.evict(rec, now)
 		return PendingReport{}, false
 	}
 	// The names map is only stable under the shard lock.
 	r := c.report(rec, now)
-	s.mu.RUnlock()
+	s.mu.Unlock()
 	return r, true
 }
 
@@ -72,14 +72,13 @@ func (c *ControllerExpectations) PendingAll() []PendingReport {
 	var out []PendingReport
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.mu.RLock()
-		for _, rec := range s.order {
-			if rec.Fulfilled() || rec.expired(now, ttl) {
-				continue
+		s.mu.Lock()
+		s.each(func(rec *ControlleeExpectations) {
+			if !rec.Fulfilled() && !rec.expired(now, ttl) {
+				out = append(out, c.report(rec, now))
 			}
-			out = append(out, c.report(rec, now))
-		}
-		s.mu.RUnlock()
+		})
+		s.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out

@@ -111,6 +111,9 @@ func (u *UIDTrackingControllerExpectations) ExpectDeletions(key string, deletedK
 		return ErrNilExpectations
 	}
 	entry := &uidSet{keys: sets.New(deletedKeys...), applying: true}
+	// Counted before publishing: once in the map, the set is only read under
+	// u.mu, since observations shrink it.
+	want := entry.keys.Len()
 
 	u.mu.Lock()
 	var clobbered []string
@@ -127,7 +130,7 @@ func (u *UIDTrackingControllerExpectations) ExpectDeletions(key string, deletedK
 	if clobbered != nil {
 		u.logger.Error(nil, "Clobbering existing delete keys", "controller", key, "keys", clobbered)
 	}
-	err := u.ControllerExpectationsInterface.ExpectDeletions(key, entry.keys.Len())
+	err := u.ControllerExpectationsInterface.ExpectDeletions(key, want)
 
 	u.mu.Lock()
 	early := entry.early

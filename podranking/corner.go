@@ -64,7 +64,8 @@ func (s ActivePodsWithRanks) HasEqualInstantTie() bool {
 		}
 		// Not ready, or ready with a zero ready time: rule 6 ties, so the
 		// pair reaches rule 8 when restarts tie too.
-		g := createdGroup{pre, k.regular, k.sidecar, k.created.sec, k.created.nsec}
+		reg, side := k.restarts()
+		g := createdGroup{pre, reg, side, k.created.sec, k.created.nsec}
 		if _, dup := created[g]; dup {
 			return true
 		}

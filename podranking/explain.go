@@ -83,6 +83,8 @@ func (o *order) explain(i, j int) Decision {
 	case RuleRank:
 		d.AValue, d.BValue = strconv.Itoa(a.rank), strconv.Itoa(b.rank)
 	case RuleRestarts:
+		a.restarts()
+		b.restarts()
 		d.AValue = fmt.Sprintf("regular %d, sidecar %d", a.regular, a.sidecar)
 		d.BValue = fmt.Sprintf("regular %d, sidecar %d", b.regular, b.sidecar)
 	case RuleReadyTime:

@@ -169,6 +169,7 @@ func genPods(r *rand.Rand, n int, now time.Time, cfg genConfig) []*v1.Pod {
 	phases := []v1.PodPhase{v1.PodPending, v1.PodUnknown, v1.PodRunning, v1.PodRunning, v1.PodRunning, ""}
 	costs := []string{"", "0", "-5", "10", "100", "2147483647", "-2147483648"}
 	bad := []string{"+10", "008", "abc", "", "99999999999"}
+	var serial time.Duration
 	randTime := func() time.Time {
 		if cfg.zeroTimeShare > 0 && r.IntN(cfg.zeroTimeShare) == 0 {
 			return time.Time{}
@@ -178,7 +179,9 @@ func genPods(r *rand.Rand, n int, now time.Time, cfg genConfig) []*v1.Pod {
 		age := time.Duration(math.Exp2(r.Float64()*56)) - time.Minute
 		t := now.Add(-age)
 		if cfg.distinct {
-			return t
+			// A per-call serial in the low bits guarantees distinct instants.
+			serial++
+			return t.Truncate(1 << 20).Add(serial)
 		}
 		return t.Truncate(time.Hour * time.Duration(1+r.IntN(2)))
 	}
@@ -233,3 +236,17 @@ func refPodsToDelete(filtered, related []*v1.Pod, diff int, now time.Time) []*v1
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+
+// names renders pods compactly, so a failed comparison prints names rather
+// than diffing whole pod structs.
+func names(pods []*v1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		if p == nil {
+			out[i] = "<nil>"
+			continue
+		}
+		out[i] = p.Name
+	}
+	return out
+}

@@ -50,6 +50,20 @@ type sortKey struct {
 	sidecar  int32
 	idx      int32 // input position: the final tie-break, which makes selection deterministic
 	hasReady bool
+	// restartsKnown marks regular and sidecar as filled. They are read
+	// lazily because rule 7 is rarely reached (under log scaling two ready
+	// pods with different ready times are always decided by rule 6) and the
+	// container status arrays are the largest memory the key would touch.
+	restartsKnown bool
+}
+
+// restarts returns the pod's restart counts, reading them on first use.
+func (k *sortKey) restarts() (int32, int32) {
+	if !k.restartsKnown {
+		k.regular, k.sidecar = podstate.MaxContainerRestarts(k.pod)
+		k.restartsKnown = true
+	}
+	return k.regular, k.sidecar
 }
 
 // policy is the subset of configuration key extraction and comparison need.
@@ -107,6 +121,7 @@ func (p *policy) makeKey(k *sortKey, pod *v1.Pod, rank int, i int) {
 		k.head = headNilBit
 		k.ready = stamp{zero: true, bucket: -1}
 		k.created = k.ready
+		k.restartsKnown = true
 		return
 	}
 	var head uint64
@@ -130,7 +145,6 @@ func (p *policy) makeKey(k *sortKey, pod *v1.Pod, rank int, i int) {
 	}
 	k.head = head
 	k.uid = pod.UID
-	k.regular, k.sidecar = podstate.MaxContainerRestarts(pod)
 	k.created = p.stampOf(pod.CreationTimestamp.Time)
 }
 

@@ -31,11 +31,13 @@ func (p *policy) compareBuiltin(a, b *sortKey) (Rule, int) {
 			return RuleReadyTime, c
 		}
 	}
-	if a.regular != b.regular {
-		return RuleRestarts, -cmpInt(a.regular, b.regular)
+	ra, sa := a.restarts()
+	rb, sb := b.restarts()
+	if ra != rb {
+		return RuleRestarts, -cmpInt(ra, rb)
 	}
-	if a.sidecar != b.sidecar {
-		return RuleRestarts, -cmpInt(a.sidecar, b.sidecar)
+	if sa != sb {
+		return RuleRestarts, -cmpInt(sa, sb)
 	}
 	if c, decided := p.compareTimes(a.created, b.created, a, b); decided {
 		return RuleCreationTime, c

@@ -30,7 +30,9 @@ func MaxContainerRestarts(pod *v1.Pod) (regular, sidecar int32) {
 func isSidecar(inits []v1.Container, name string) bool {
 	for i := range inits {
 		c := &inits[i]
-		if c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+		// The pointer test first: it is cheaper than the name comparison and
+		// rules out ordinary init containers, which have no restart policy.
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways && c.Name == name {
 			return true
 		}
 	}

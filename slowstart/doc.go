@@ -17,7 +17,8 @@
 //   - WithMaxConcurrency caps how many calls run at the same time.
 //   - A batch is run by as few goroutines as keep every call concurrent: a
 //     goroutine that finishes a call takes the next unstarted one, and no new
-//     goroutine is started once every call of the batch has been taken. Calls
+//     goroutine is started once every call of the batch has been taken (helpers
+//     start one another as a binary tree, so the start-up is parallel). Calls
 //     that block still each get their own goroutine, so concurrency is the
 //     same as upstream's goroutine-per-call, but fast calls cost far less.
 //   - No goroutine started by Batch outlives the call.

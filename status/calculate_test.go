@@ -249,7 +249,9 @@ func TestCalculateStatusBadInput(t *testing.T) {
 
 	t.Run("nil ReplicaSet", func(t *testing.T) {
 		var got appsv1.ReplicaSetStatus
-		require.NotPanics(t, func() { got = CalculateReplicaSetStatus(nil, []*v1.Pod{pod}, nil, errBoom, now, WithTerminatingReplicas()) })
+		require.NotPanics(t, func() {
+			got = CalculateReplicaSetStatus(nil, []*v1.Pod{pod}, nil, errBoom, now, WithTerminatingReplicas())
+		})
 		assert.Equal(t, appsv1.ReplicaSetStatus{}, got)
 	})
 	t.Run("nil ReplicationController", func(t *testing.T) {

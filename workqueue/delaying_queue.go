@@ -3,6 +3,8 @@ package workqueue
 import (
 	"math"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // DelayingInterface is Interface plus delayed adds: client-go's
@@ -76,14 +78,14 @@ func (q *Queue[T]) addAfter(item T, d time.Duration, p int32, replace bool) {
 	if at < now { // overflow: a practically infinite delay
 		at = maxTime - 1
 	}
-	i, n := q.s.lookup(item)
+	h, slot, i, n := q.s.find(item)
 	if n == nil {
 		if d <= 0 {
 			q.addLocked(item, p)
 			return
 		}
 		var ok bool
-		if i, n, ok = q.s.alloc(item); !ok {
+		if i, n, ok = q.s.insert(item, h, slot); !ok {
 			return
 		}
 		n.prio = p
@@ -280,7 +282,7 @@ func (q *Queue[T]) dropWaiting() {
 		n := q.s.at(i)
 		q.heapRemove(n)
 		if n.state == 0 {
-			q.s.release(i, n)
+			q.s.release(q.s.slotOf(i, n), i, n)
 		}
 	}
 }
@@ -303,8 +305,15 @@ func (q *Queue[T]) kickLoop(at int64) {
 // during construction, never after shutdown.
 func (q *Queue[T]) startLoop() {
 	q.loopStarted = true
+	// The timers are made here, not in the goroutine, so a fake clock sees
+	// them as soon as the call that needed them returns.
+	timer := q.clock.NewTimer(idleSleep)
+	var ticker clock.Ticker
+	if q.m != nil {
+		ticker = q.clock.NewTicker(unfinishedRefresh)
+	}
 	q.wg.Add(1)
-	go q.loop()
+	go q.loop(timer, ticker)
 }
 
 // stopLoop stops the goroutine and waits for it to exit, so no goroutine of
@@ -316,15 +325,13 @@ func (q *Queue[T]) stopLoop() {
 
 // loop releases due items at their deadlines and, with metrics on, refreshes
 // the in-flight gauges. One timer is reused for the whole life of the queue.
-func (q *Queue[T]) loop() {
+func (q *Queue[T]) loop(timer clock.Timer, ticker clock.Ticker) {
 	defer q.wg.Done()
-	timer := q.clock.NewTimer(idleSleep)
 	defer timer.Stop()
 	var tick <-chan time.Time
-	if q.m != nil {
-		t := q.clock.NewTicker(unfinishedRefresh)
-		defer t.Stop()
-		tick = t.C()
+	if ticker != nil {
+		defer ticker.Stop()
+		tick = ticker.C()
 	}
 	for {
 		q.mu.Lock()

@@ -38,10 +38,17 @@ func (q *Queue[T]) checkInvariants(t testing.TB) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	queued, waiting, processing := 0, 0, 0
-	for item, i := range q.s.index {
+	entries := 0
+	for _, e := range q.s.slots {
+		if e == 0 {
+			continue
+		}
+		entries++
+		i := int32(uint32(e)) - 1
 		n := q.s.at(i)
-		if n.item != item {
-			t.Fatalf("index of %v points at node of %v", item, n.item)
+		item := n.item
+		if j, _ := q.s.lookup(item); j != i {
+			t.Fatalf("lookup of %v finds node %d, slot says %d", item, j, i)
 		}
 		switch n.state {
 		case stQueued:
@@ -59,6 +66,9 @@ func (q *Queue[T]) checkInvariants(t testing.TB) {
 		default:
 			t.Fatalf("item %v has invalid state %b", item, n.state)
 		}
+	}
+	if entries != q.s.count {
+		t.Fatalf("store holds %d entries, counts %d", entries, q.s.count)
 	}
 	listed := 0
 	for k, l := range q.levels {

@@ -97,6 +97,13 @@ func (noop) Dec()            {}
 func (noop) Set(float64)     {}
 func (noop) Observe(float64) {}
 
+// proc is an in-flight item and when it was handed out; the start time
+// lives here rather than in every node, since only metrics need it.
+type proc struct {
+	idx   int32
+	start int64
+}
+
 func seconds(ns int64) float64 { return float64(ns) / float64(time.Second) }
 
 // updateUnfinished recomputes the two in-flight gauges. It walks only the
@@ -109,8 +116,8 @@ func (q *Queue[T]) updateUnfinished() {
 	}
 	now := q.now()
 	var total, longest int64
-	for _, i := range q.procs {
-		age := now - q.s.at(i).t2
+	for _, p := range q.procs {
+		age := now - p.start
 		total += age
 		if age > longest {
 			longest = age

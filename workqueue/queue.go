@@ -37,7 +37,7 @@ type Queue[T comparable] struct {
 	queued   int // items in the ready levels (Len)
 	inFlight int // items handed out and not Done
 	heap     []int32
-	procs    []int32 // in-flight nodes, kept only when metrics are on
+	procs    []proc // in-flight items, kept only when metrics are on
 
 	// waiters counts Get callers blocked on getCond; wakes counts Signals
 	// sent to them that have not been consumed yet. Add signals only when
@@ -110,10 +110,10 @@ func (q *Queue[T]) AddWithPriority(item T, priority int) {
 }
 
 func (q *Queue[T]) addLocked(item T, p int32) {
-	i, n := q.s.lookup(item)
+	h, slot, i, n := q.s.find(item)
 	if n == nil {
 		var ok bool
-		if i, n, ok = q.s.alloc(item); !ok {
+		if i, n, ok = q.s.insert(item, h, slot); !ok {
 			return
 		}
 		n.prio = p
@@ -248,9 +248,8 @@ func (q *Queue[T]) get(ctx context.Context) (item T, priority int, shutdown bool
 		now := q.now()
 		q.m.depth.Dec()
 		q.m.latency.Observe(seconds(now - n.t1))
-		n.t2 = now
 		n.prev = int32(len(q.procs))
-		q.procs = append(q.procs, i)
+		q.procs = append(q.procs, proc{idx: i, start: now})
 	}
 	item, priority = n.item, int(n.prio)
 	q.mu.Unlock()
@@ -270,7 +269,7 @@ func (q *Queue[T]) wakeAll() {
 // being processed is ignored instead of duplicating it (kubernetes#79934).
 func (q *Queue[T]) Done(item T) {
 	q.mu.Lock()
-	i, n := q.s.lookup(item)
+	_, slot, i, n := q.s.find(item)
 	if n == nil || n.state&stProcessing == 0 {
 		q.mu.Unlock()
 		return
@@ -278,10 +277,10 @@ func (q *Queue[T]) Done(item T) {
 	n.state &^= stProcessing
 	q.inFlight--
 	if q.m != nil {
-		q.m.workDuration.Observe(seconds(q.now() - n.t2))
+		q.m.workDuration.Observe(seconds(q.now() - q.procs[n.prev].start))
 		last := q.procs[len(q.procs)-1]
 		q.procs[n.prev] = last
-		q.s.at(last).prev = n.prev
+		q.s.at(last.idx).prev = n.prev
 		q.procs = q.procs[:len(q.procs)-1]
 	}
 	switch {
@@ -290,7 +289,7 @@ func (q *Queue[T]) Done(item T) {
 		q.pushReady(i, n)
 		q.notify()
 	case n.state == 0:
-		q.s.release(i, n)
+		q.s.release(slot, i, n)
 	}
 	if q.drain && q.inFlight == 0 && q.queued == 0 {
 		q.drainCond.Broadcast()

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -81,10 +83,13 @@ func ensureBinaries(ctx context.Context, cfg *config) (Binaries, error) {
 	return b, nil
 }
 
-// cachedBuildDir derives the cache directory for the current module's build
-// list. The key covers every module version and replacement (any of them can
-// change what gets linked), the Go version and the target platform, so a
-// dependency bump never reuses a stale binary.
+// cachedBuildDir derives the cache directory for the binaries this module
+// would build. The directory is keyed by exactly what gets linked: the
+// versions (and replacements) of the modules that provide the two commands'
+// packages, the Go version and the target platform. Listing those packages
+// takes seconds, so the answer is remembered under a cheap key, the hash of the
+// whole build list: an unrelated go.mod change then costs one listing, not a
+// rebuild, and an unchanged module costs neither.
 func cachedBuildDir(ctx context.Context, cfg *config) (dir, k8sVersion string, err error) {
 	root := firstNonEmpty(cfg.cacheDir, os.Getenv("KUBETEST_CACHE_DIR"))
 	if root == "" {
@@ -94,7 +99,8 @@ func cachedBuildDir(ctx context.Context, cfg *config) (dir, k8sVersion string, e
 		}
 		root = filepath.Join(userCache, "ctrlkit-kubetest")
 	}
-	mods, err := goCmd(ctx, cfg.moduleDir, "list", "-m", "-f", "{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}} {{.Version}}{{end}}", "all")
+	const moduleFormat = "{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}} {{.Version}}{{end}}"
+	mods, err := goCmd(ctx, cfg.moduleDir, "list", "-m", "-f", moduleFormat, "all")
 	if err != nil {
 		return "", "", fmt.Errorf("list the module's build list (is %s a tool of this module?): %w", APIServerPackage, err)
 	}
@@ -106,8 +112,38 @@ func cachedBuildDir(ctx context.Context, cfg *config) (dir, k8sVersion string, e
 	if k8sVersion == "" {
 		return "", "", fmt.Errorf("k8s.io/kubernetes is not in the build list of the module in %q; add `tool %s` to its go.mod", cfg.moduleDir, APIServerPackage)
 	}
-	sum := sha256.Sum256([]byte(mods + "\n" + env))
-	return filepath.Join(root, k8sVersion+"-"+hex.EncodeToString(sum[:8])), k8sVersion, nil
+	if err := os.MkdirAll(filepath.Join(root, "refs"), 0o755); err != nil {
+		return "", "", fmt.Errorf("create cache directory: %w", err)
+	}
+	ref := filepath.Join(root, "refs", shortHash(mods+"\n"+env))
+	if name, err := os.ReadFile(ref); err == nil && len(name) > 0 {
+		return filepath.Join(root, string(name)), k8sVersion, nil
+	}
+	deps, err := goCmd(ctx, cfg.moduleDir, "list", "-deps", "-f", "{{with .Module}}"+moduleFormat+"{{end}}", APIServerPackage, EtcdPackage)
+	if err != nil {
+		return "", "", fmt.Errorf("list the dependencies of the control-plane commands: %w", err)
+	}
+	unique := map[string]bool{}
+	for _, line := range strings.Split(deps, "\n") {
+		unique[line] = true
+	}
+	lines := make([]string, 0, len(unique))
+	for line := range unique {
+		lines = append(lines, line)
+	}
+	sort.Strings(lines)
+	name := k8sVersion + "-" + shortHash(strings.Join(lines, "\n")+"\n"+env)
+	// Written through a rename so a concurrent reader never sees half a name.
+	tmp := fmt.Sprintf("%s.%d", ref, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(name), 0o644); err == nil {
+		_ = os.Rename(tmp, ref)
+	}
+	return filepath.Join(root, name), k8sVersion, nil
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
 }
 
 func build(ctx context.Context, cfg *config, dir, k8sVersion string) error {
@@ -185,6 +221,11 @@ func goCmd(ctx context.Context, dir string, args ...string) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = dir
+	// A build must not outlive the test that asked for it (a `go test -timeout`
+	// panic included), so it gets its own process group, the parent-death
+	// signal, and cancellation kills the whole group, compilers too.
+	cmd.SysProcAttr = childSysProcAttr()
+	cmd.Cancel = func() error { return signalGroup(cmd.Process, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -52,4 +52,3 @@ func FuzzParityDeletionCost(f *testing.F) {
 		}
 	})
 }
-

@@ -308,6 +308,10 @@ var podSimplifiers = []func(*v1.Pod) bool{
 		p.Status.ContainerStatuses, p.Status.InitContainerStatuses, p.Spec.InitContainers, p.Status.EphemeralContainerStatuses = nil, nil, nil, nil
 		return ok
 	},
-	func(p *v1.Pod) bool { ok := !p.CreationTimestamp.IsZero(); p.CreationTimestamp = metav1.Time{}; return ok },
+	func(p *v1.Pod) bool {
+		ok := !p.CreationTimestamp.IsZero()
+		p.CreationTimestamp = metav1.Time{}
+		return ok
+	},
 	func(p *v1.Pod) bool { ok := p.DeletionTimestamp != nil; p.DeletionTimestamp = nil; return ok },
 }

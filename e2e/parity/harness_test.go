@@ -2,7 +2,6 @@ package parity
 
 import (
 	"flag"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -81,9 +80,13 @@ func caseRand(seed uint64, target string, i int) *rand.Rand {
 // mismatch. skip reports whether a case falls under a documented deliberate
 // difference; skipped cases are counted and logged, never silently dropped.
 type target[C any] struct {
-	name     string
-	gen      func(r *rand.Rand) C
-	skip     func(C) (string, bool) // predicate name, whether to skip
+	name string
+	gen  func(r *rand.Rand) C
+	skip func(C) (string, bool) // predicate name, whether to skip
+	// domain, if set, is the input space the generator promises (for
+	// example distinct instants). A generated case outside it is a generator
+	// bug and fails the test; shrinking never leaves it.
+	domain   func(C) bool
 	check    func(C) string
 	shrink   func(C) []C // smaller candidates, simplest first
 	describe func(C) string
@@ -95,6 +98,9 @@ func (tg target[C]) run(t *testing.T) {
 	skipped := map[string]int{}
 	for i := 0; i < n; i++ {
 		c := tg.gen(caseRand(s, tg.name, i))
+		if tg.domain != nil && !tg.domain(c) {
+			t.Fatalf("%s: generator bug: case %d is outside the promised domain:\n%s", tg.name, i, tg.describe(c))
+		}
 		if tg.skip != nil {
 			if pred, ok := tg.skip(c); ok {
 				skipped[pred]++
@@ -128,6 +134,9 @@ func minimize[C any](c C, msg string, tg target[C]) (C, string) {
 	for step := 0; step < 10_000; step++ {
 		improved := false
 		for _, cand := range tg.shrink(c) {
+			if tg.domain != nil && !tg.domain(cand) {
+				continue
+			}
 			if tg.skip != nil {
 				if _, ok := tg.skip(cand); ok {
 					continue
@@ -158,7 +167,3 @@ func removeEach[T any](xs []T) [][]T {
 }
 
 func oneOf[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
-
-func quote(s string) string { return strconv.Quote(s) }
-
-var _ = fmt.Sprintf

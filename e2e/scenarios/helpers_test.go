@@ -23,7 +23,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	watchtools "k8s.io/client-go/tools/watch"
 	clientworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
@@ -49,21 +51,35 @@ type scenario struct {
 func newScenario(t *testing.T, timeout time.Duration) *scenario {
 	t.Helper()
 	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	var closers []func()
+	t.Cleanup(func() {
+		// An HTTP/2 connection whose last stream (an event write, a watch)
+		// is still winding down is not idle yet; close again until the
+		// connections are gone or the grace period ends, then check.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			for _, c := range closers {
+				c()
+			}
+			if goleak.Find(ignore) == nil {
+				break
+			}
+		}
+		goleak.VerifyNone(t, ignore)
+	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 
 	cfg, closeIdle, err := env.ClientConfig(nil)
 	require.NoError(t, err)
-	t.Cleanup(closeIdle)
+	closers = append(closers, closeIdle)
 	client, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 
 	creates := &callCounter{}
 	ctrlCfg, closeCtrlIdle, err := env.ClientConfig(creates.wrap)
 	require.NoError(t, err)
-	t.Cleanup(closeCtrlIdle)
+	closers = append(closers, closeCtrlIdle)
 	ctrlClient, err := kubernetes.NewForConfig(ctrlCfg)
 	require.NoError(t, err)
 
@@ -338,7 +354,14 @@ func (s *scenario) recordPods(selector string) *podRecorder {
 	for i := range list.Items {
 		r.observe(watch.Modified, &list.Items[i])
 	}
-	w, err := s.client.CoreV1().Pods(s.ns).Watch(s.ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: list.ResourceVersion})
+	// The apiserver closes watchers that fall behind (a burst of 1000 pods
+	// does that), so the watch resumes from the last resourceVersion seen:
+	// a gap would make the counts below wrong.
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.LabelSelector = selector
+		return s.client.CoreV1().Pods(s.ns).Watch(ctx, o)
+	}}
+	w, err := watchtools.NewRetryWatcherWithContext(s.ctx, list.ResourceVersion, lw)
 	require.NoError(s.t, err)
 	done := make(chan struct{})
 	go func() {
@@ -346,13 +369,13 @@ func (s *scenario) recordPods(selector string) *podRecorder {
 		for ev := range w.ResultChan() {
 			if pod, ok := ev.Object.(*corev1.Pod); ok {
 				r.observe(ev.Type, pod)
-			} else if ev.Type == watch.Error {
+			} else if ev.Type == watch.Error && s.ctx.Err() == nil {
 				s.t.Errorf("pod watch failed: %v", ev.Object)
 			}
 		}
 	}()
 	var once sync.Once
-	r.stop = func() { once.Do(func() { w.Stop(); <-done }) }
+	r.stop = func() { once.Do(func() { w.Stop(); <-w.Done(); <-done }) }
 	s.t.Cleanup(r.stop)
 	return r
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
@@ -85,6 +86,16 @@ func TestScaleDownTo100(t *testing.T) {
 	t.Logf("1000 → 100 in %s", time.Since(start).Round(time.Millisecond))
 	h := s.settle(rec, 2*time.Second)
 	assert.Equal(t, 900, h.Deleted, "pods deleted")
+	left := ownedBy(activePods(s.listPods("app=scale-down")), rs.UID)
+	assert.Len(t, left, 100)
+	live := map[string]bool{}
+	for _, p := range left {
+		live[p.Name] = true
+	}
+	normalNames := map[string]bool{}
+	for _, p := range normal {
+		normalNames[p.Name] = true
+	}
 	assert.Zero(t, h.Created, "pods created")
 	for _, group := range []struct {
 		name string
@@ -92,14 +103,15 @@ func TestScaleDownTo100(t *testing.T) {
 	}{{"unassigned", unassigned}, {"not ready", notReady}, {"low deletion cost", cheap}} {
 		var kept []string
 		for _, p := range group.pods {
-			if !h.DeletedNames[p.Name] {
+			if !h.DeletedNames[p.Name] || live[p.Name] {
 				kept = append(kept, p.Name)
 			}
 		}
 		assert.Empty(t, kept, "%s pods should be deleted before ready, assigned ones", group.name)
 	}
-	left := ownedBy(activePods(s.listPods("app=scale-down")), rs.UID)
-	assert.Len(t, left, 100)
+	for name := range live {
+		assert.True(t, normalNames[name], "surviving pod %s should be a ready, assigned one", name)
+	}
 }
 
 // Scenario 3: matching orphans are adopted through the apiserver's
@@ -183,7 +195,7 @@ func TestQuotaFailure(t *testing.T) {
 		Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5")},
 		Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")},
 	}
-	q, err = quotas.UpdateStatus(s.ctx, q, metav1.UpdateOptions{})
+	_, err = quotas.UpdateStatus(s.ctx, q, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
 	labels := map[string]string{"app": "quota"}
@@ -206,13 +218,22 @@ func TestQuotaFailure(t *testing.T) {
 	assert.LessOrEqual(t, s.creates.maxFly.Load(), int64(4), "largest batch in flight")
 	assert.Len(t, activePods(s.listPods("app=quota")), 5)
 
-	q, err = quotas.Get(s.ctx, q.Name, metav1.GetOptions{})
-	require.NoError(t, err)
-	q.Spec.Hard[corev1.ResourcePods] = resource.MustParse("20")
-	q, err = quotas.Update(s.ctx, q, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	q.Status.Hard[corev1.ResourcePods] = resource.MustParse("20")
-	_, err = quotas.UpdateStatus(s.ctx, q, metav1.UpdateOptions{})
+	// Raise it as a user (spec) and as the quota controller would (status);
+	// the admission plugin may bump status.used concurrently, hence the retry.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		q, err := quotas.Get(s.ctx, "pods", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		q.Spec.Hard[corev1.ResourcePods] = resource.MustParse("20")
+		q, err = quotas.Update(s.ctx, q, metav1.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+		q.Status.Hard[corev1.ResourcePods] = resource.MustParse("20")
+		_, err = quotas.UpdateStatus(s.ctx, q, metav1.UpdateOptions{})
+		return err
+	})
 	require.NoError(t, err)
 
 	rs := s.waitRS("web", 2*time.Minute, "20 replicas without ReplicaFailure", func(rs *appsv1.ReplicaSet) bool {

@@ -82,7 +82,7 @@ func TestReplicationControllerScaleAndAdopt(t *testing.T) {
 	waitRC("5 replicas", func(rc *corev1.ReplicationController) bool { return rc.Status.Replicas == 5 })
 	h = s.settle(rec, 2*time.Second)
 	assert.Equal(t, 51, h.Created, "no pod created while scaling down")
-	assert.Equal(t, 47, h.Deleted, "1 surplus + 45 scaled away")
+	assert.Equal(t, 46, h.Deleted, "1 surplus + 45 scaled away")
 	left := ownedBy(activePods(s.listPods("app=rc")), rc.UID)
 	assert.Len(t, left, 5)
 	assert.False(t, h.DeletedNames["orphan"], "the adopted orphan survives the scale-down")

@@ -39,7 +39,7 @@ type Controller struct {
 	podControl   claim.PodControl
 	recorder     record.EventRecorder
 	broadcaster  record.EventBroadcaster // nil when the caller supplied the recorder
-	expectations *expectations.UIDTrackingControllerExpectations
+	expectations expectationsCache
 	queue        workqueue.RateLimitingInterface[string]
 
 	podIndexer cache.Indexer
@@ -51,6 +51,19 @@ type Controller struct {
 
 	started atomic.Bool
 	synced  atomic.Bool
+}
+
+// expectationsCache is the part of expectations.UIDTrackingControllerExpectations
+// the controller uses; an interface so tests can observe the gate.
+type expectationsCache interface {
+	SatisfiedExpectations(key string) bool
+	DeleteExpectations(key string)
+	ExpectCreations(key string, adds int) error
+	ExpectDeletions(key string, deletedKeys []string) error
+	CreationObserved(key string)
+	DeletionObserved(key, deleteKey string)
+	LowerExpectations(key string, add, del int)
+	GetExpectations(key string) (*expectations.ControlleeExpectations, bool, error)
 }
 
 // NewReplicaSetController returns a controller for apps/v1 ReplicaSets. It

@@ -110,7 +110,7 @@ func (c *Controller) claimPods(ctx context.Context, o owner, selector labels.Sel
 		}
 		return fresh, nil
 	})
-	m := claim.NewPodControllerRefManager(c.podControl, o, selector, gvk, canAdopt)
+	m := claim.NewPodControllerRefManager(c.podControl, o.object().(metav1.Object), selector, gvk, canAdopt)
 	return m.ClaimPods(ctx, pods)
 }
 

@@ -8,6 +8,11 @@
 //
 //	go test -run '^$' -bench . -benchmem -count 5 ./... | go run ./cmd/benchtable
 //
+// Other metrics a benchmark reports with b.ReportMetric (creates/op,
+// ns/call, ...) are listed beside the table as medians per side. The exit
+// status is 1 when the input contains a failure line (`--- FAIL`, `FAIL`,
+// `panic:`), so `go test -bench ... | benchtable` still fails a broken run.
+//
 // The ctrlkit side is the segment `impl=ctrlkit`; every other impl value
 // (upstream, clientgo, goroutinepercall, baseline, ...) is a reference it is
 // compared against. Medians rather than means keep one noisy run on a shared
@@ -34,6 +39,7 @@ type sample struct {
 	bytesPerOp  float64
 	allocsPerOp float64
 	hasMem      bool
+	extra       map[string]float64 // b.ReportMetric units
 }
 
 // series gathers the runs of one benchmark (one package, one full name).
@@ -45,14 +51,17 @@ type series struct {
 	samples []sample
 }
 
-// parse reads go test output and returns the series in first-seen order.
-// Lines that are not benchmark results are ignored, except `pkg:` lines,
-// which set the package of the results that follow.
-func parse(r io.Reader) ([]*series, error) {
+// parse reads go test output and returns the series in first-seen order,
+// and the lines that report a failure (`--- FAIL`, `FAIL`, `panic:`), so that
+// a pipeline through benchtable does not hide a failed benchmark run. Other
+// lines are ignored, except `pkg:` lines, which set the package of the
+// results that follow.
+func parse(r io.Reader) ([]*series, []string, error) {
 	var (
-		order []*series
-		byKey = map[string]*series{}
-		pkg   string
+		order    []*series
+		byKey    = map[string]*series{}
+		pkg      string
+		failures []string
 	)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
@@ -60,6 +69,10 @@ func parse(r io.Reader) ([]*series, error) {
 		line := strings.TrimSpace(sc.Text())
 		if rest, ok := strings.CutPrefix(line, "pkg:"); ok {
 			pkg = strings.TrimSpace(rest)
+			continue
+		}
+		if strings.HasPrefix(line, "--- FAIL") || strings.HasPrefix(line, "FAIL") || strings.HasPrefix(line, "panic:") {
+			failures = append(failures, line)
 			continue
 		}
 		name, smp, ok := parseResult(line)
@@ -77,9 +90,9 @@ func parse(r io.Reader) ([]*series, error) {
 		s.samples = append(s.samples, smp)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading benchmark output: %w", err)
+		return nil, nil, fmt.Errorf("reading benchmark output: %w", err)
 	}
-	return order, nil
+	return order, failures, nil
 }
 
 // parseResult parses one `BenchmarkX-8  N  v ns/op  v B/op  v allocs/op` line.
@@ -105,6 +118,13 @@ func parseResult(line string) (string, sample, bool) {
 			s.bytesPerOp, s.hasMem = v, true
 		case "allocs/op":
 			s.allocsPerOp, s.hasMem = v, true
+		case "MB/s":
+			// throughput is ns/op seen from the other side; skip it
+		default:
+			if s.extra == nil {
+				s.extra = map[string]float64{}
+			}
+			s.extra[f[i+1]] = v
 		}
 	}
 	if !gotNs {
@@ -158,10 +178,12 @@ type stats struct {
 	ns, bytes, allocs float64
 	hasMem            bool
 	runs              int
+	extra             map[string]float64
 }
 
 func summarize(s *series) stats {
 	var ns, b, a []float64
+	extra := map[string][]float64{}
 	st := stats{runs: len(s.samples)}
 	for _, x := range s.samples {
 		ns = append(ns, x.nsPerOp)
@@ -170,9 +192,49 @@ func summarize(s *series) stats {
 			b = append(b, x.bytesPerOp)
 			a = append(a, x.allocsPerOp)
 		}
+		for unit, v := range x.extra {
+			extra[unit] = append(extra[unit], v)
+		}
 	}
 	st.ns, st.bytes, st.allocs = median(ns), median(b), median(a)
+	if len(extra) > 0 {
+		st.extra = map[string]float64{}
+		for unit, vs := range extra {
+			st.extra[unit] = median(vs)
+		}
+	}
 	return st
+}
+
+// extraCell renders the custom metrics both sides report, "unit a / b",
+// sorted by unit; a unit only one side reports shows "-" for the other.
+func extraCell(ck, other stats) string {
+	units := map[string]bool{}
+	for u := range ck.extra {
+		units[u] = true
+	}
+	for u := range other.extra {
+		units[u] = true
+	}
+	if len(units) == 0 {
+		return ""
+	}
+	var names []string
+	for u := range units {
+		names = append(names, u)
+	}
+	sort.Strings(names)
+	side := func(s stats, u string) string {
+		if v, ok := s.extra[u]; ok {
+			return num(v)
+		}
+		return "-"
+	}
+	var parts []string
+	for _, u := range names {
+		parts = append(parts, u+" "+side(ck, u)+" / "+side(other, u))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // row is one ctrlkit-versus-reference pair.
@@ -246,6 +308,15 @@ func num(v float64) string {
 // render writes rows as a Markdown table with aligned columns.
 func render(w io.Writer, rows []row, showPkg bool) error {
 	header := []string{"benchmark", "vs", "runs", "ctrlkit ns/op", "other ns/op", "speed-up", "ctrlkit B/op", "other B/op", "ctrlkit allocs/op", "other allocs/op", "allocs ratio"}
+	withExtra := false
+	for _, r := range rows {
+		if extraCell(r.ck, r.other) != "" {
+			withExtra = true
+		}
+	}
+	if withExtra {
+		header = append(header, "other metrics (ctrlkit / other)")
+	}
 	table := [][]string{header}
 	for _, r := range rows {
 		name := r.bench
@@ -262,12 +333,16 @@ func render(w io.Writer, rows []row, showPkg bool) error {
 		if r.ck.hasMem && r.other.hasMem {
 			allocRatio = ratio(r.other.allocs, r.ck.allocs)
 		}
-		table = append(table, []string{
+		line := []string{
 			name, r.ref, fmt.Sprintf("%d/%d", r.ck.runs, r.other.runs),
 			num(r.ck.ns), num(r.other.ns), ratio(r.other.ns, r.ck.ns),
 			mem(r.ck, r.ck.bytes), mem(r.other, r.other.bytes),
 			mem(r.ck, r.ck.allocs), mem(r.other, r.other.allocs), allocRatio,
-		})
+		}
+		if withExtra {
+			line = append(line, extraCell(r.ck, r.other))
+		}
+		table = append(table, line)
 	}
 	widths := make([]int, len(header))
 	for _, line := range table {
@@ -280,7 +355,7 @@ func render(w io.Writer, rows []row, showPkg bool) error {
 		bw.WriteString("|")
 		for i, c := range cells {
 			pad := widths[i] - len([]rune(c))
-			if i >= 2 { // numbers read better right-aligned
+			if i >= 2 && i < 11 { // numbers read better right-aligned
 				bw.WriteString(" " + strings.Repeat(" ", pad) + c + " |")
 			} else {
 				bw.WriteString(" " + c + strings.Repeat(" ", pad) + " |")
@@ -317,7 +392,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	all, err := parse(stdin)
+	all, failures, err := parse(stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "benchtable:", err)
 		return 1
@@ -329,6 +404,10 @@ func run(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 	}
 	if len(unpaired) > 0 {
 		fmt.Fprintf(stderr, "benchtable: %d benchmark(s) without an impl=ctrlkit/impl=<other> partner were left out\n", len(unpaired))
+	}
+	if len(failures) > 0 {
+		fmt.Fprintf(stderr, "benchtable: the benchmark run reported failures:\n  %s\n", strings.Join(failures, "\n  "))
+		return 1
 	}
 	if *strict && len(rows) == 0 {
 		fmt.Fprintln(stderr, "benchtable: no ctrlkit/reference pairs found")

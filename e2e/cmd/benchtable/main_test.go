@@ -29,7 +29,7 @@ BenchmarkOnlyUpstream/impl=upstream-2  	 1000	  150 ns/op
 `
 
 func TestParse(t *testing.T) {
-	all, err := parse(strings.NewReader(sampleOutput))
+	all, _, err := parse(strings.NewReader(sampleOutput))
 	require.NoError(t, err)
 	require.Len(t, all, 6)
 	assert.Equal(t, "BenchmarkRanking/PodsToDelete/N=1000/diff=5%/impl=ctrlkit", all[0].name)
@@ -94,7 +94,7 @@ func TestMedian(t *testing.T) {
 }
 
 func TestPair(t *testing.T) {
-	all, err := parse(strings.NewReader(sampleOutput))
+	all, _, err := parse(strings.NewReader(sampleOutput))
 	require.NoError(t, err)
 	rows, unpaired := pair(all)
 	require.Len(t, rows, 2)
@@ -122,7 +122,7 @@ func TestPairSeveralReferences(t *testing.T) {
 BenchmarkB/impl=upstream 1 20 ns/op
 BenchmarkB/impl=baseline 1 40 ns/op
 `
-	all, err := parse(strings.NewReader(in))
+	all, _, err := parse(strings.NewReader(in))
 	require.NoError(t, err)
 	rows, unpaired := pair(all)
 	require.Len(t, rows, 2)
@@ -137,7 +137,7 @@ BenchmarkB/impl=ctrlkit 1 10 ns/op
 pkg: b
 BenchmarkB/impl=upstream 1 20 ns/op
 `
-	all, err := parse(strings.NewReader(in))
+	all, _, err := parse(strings.NewReader(in))
 	require.NoError(t, err)
 	rows, unpaired := pair(all)
 	assert.Empty(t, rows, "same name in two packages is not a pair")
@@ -182,4 +182,31 @@ func TestTrimProcs(t *testing.T) {
 	assert.Equal(t, "BenchmarkX-", trimProcs("BenchmarkX-"))
 	assert.Equal(t, "BenchmarkX/impl=go-routine", trimProcs("BenchmarkX/impl=go-routine"))
 	assert.Equal(t, "BenchmarkX", trimProcs("BenchmarkX"))
+}
+
+func TestFailuresFailTheRun(t *testing.T) {
+	in := sampleOutput + "--- FAIL: BenchmarkX\nFAIL\tgithub.com/x\t1.0s\n"
+	_, failures, err := parse(strings.NewReader(in))
+	require.NoError(t, err)
+	assert.Len(t, failures, 2)
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 1, run(strings.NewReader(in), &out, &errOut, nil))
+	assert.Contains(t, out.String(), "10.00×", "the table is still printed")
+	assert.Contains(t, errOut.String(), "--- FAIL: BenchmarkX")
+}
+
+func TestExtraMetrics(t *testing.T) {
+	in := `BenchmarkScaleUp/pods=1000/impl=ctrlkit-2 1 4000000000 ns/op 1000 creates/op 1010 writes/op
+BenchmarkScaleUp/pods=1000/impl=ctrlkit-2 1 5000000000 ns/op 1000 creates/op 1030 writes/op
+BenchmarkScaleUp/pods=1000/impl=upstream-2 1 4500000000 ns/op 1000 creates/op 1020 writes/op 3 retries/op
+`
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(strings.NewReader(in), &out, &errOut, nil))
+	assert.Contains(t, out.String(), "other metrics (ctrlkit / other)")
+	assert.Contains(t, out.String(), "creates/op 1000 / 1000; retries/op - / 3.00; writes/op 1020 / 1020")
+	assert.Contains(t, out.String(), "1.00×", "median 4.5e9 both sides")
+
+	_, s, ok := parseResult("BenchmarkX-2 10 5 ns/op 100 MB/s 7 ns/call")
+	require.True(t, ok)
+	assert.Equal(t, map[string]float64{"ns/call": 7}, s.extra, "MB/s is dropped, custom units kept")
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -172,7 +171,6 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 		return false, nil, nil
 	})
 
-	var ownerUID = "owner-uid"
 	tmpl := v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}}
 	replicas := int32(3)
@@ -199,7 +197,6 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 	require.NoError(t, tracker.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: ns, UID: "p2",
 		Labels: map[string]string{"app": "other"}, ResourceVersion: "1",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: ownerKind, Name: "o", UID: "owner-uid", Controller: &isController}}}}))
-	_ = ownerUID
 
 	o := options{kind: kind, workers: 2, burst: 500, drainTimeout: time.Second,
 		lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "rbac-test",
@@ -274,5 +271,3 @@ func setReplicas(obj runtime.Object, n int32) {
 		panic(fmt.Sprintf("unexpected %T", obj))
 	}
 }
-
-var _ = strings.TrimSpace

@@ -161,6 +161,12 @@ func playDemo(ctx context.Context, p *printer, w workload, cluster *sim.Cluster)
 		res.cheap = append(res.cheap, pod.Name)
 	}
 	p.printf("low-cost pods: %s", strings.Join(res.cheap, ", "))
+	// Pods and the owner are watched separately, so nothing orders the
+	// annotation updates before the scale-down in the controller's caches.
+	// Give its informers a moment; a real user takes longer than this.
+	if err := sleepCtx(ctx, annotationSettle); err != nil {
+		return res, err
+	}
 
 	step(5, "scale down to 5; the controller explains its choices")
 	if err := w.scale(ctx, 5); err != nil {
@@ -188,6 +194,21 @@ func playDemo(ctx context.Context, p *printer, w workload, cluster *sim.Cluster)
 	}
 	p.printf("done: every low-cost pod was among the first deleted; %s %q settled at %s", w.kind, demoName, final)
 	return res, nil
+}
+
+// annotationSettle is how long step 4 waits for the annotations to reach the
+// controller's cache.
+const annotationSettle = 300 * time.Millisecond
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // waitSettled polls the owner until it settles, printing each change.

@@ -1,0 +1,90 @@
+package claim_test
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlkit/ctrlkit/claim"
+)
+
+// A ReplicaSet claims its pods: it keeps the one it owns, adopts the
+// matching orphan, and ignores the pod with other labels.
+func ExamplePodControllerRefManager_ClaimPods() {
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "rs-uid"}}
+	kind := appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	pod := func(name, app string, owned bool) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name + "-uid"),
+			Labels: map[string]string{"app": app}}}
+		if owned {
+			p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rs, kind)}
+		}
+		return p
+	}
+	podControl := &claim.FakePodControl{}
+	m := claim.NewPodControllerRefManager(podControl, rs, labels.SelectorFromSet(labels.Set{"app": "web"}), kind,
+		claim.RecheckDeletionTimestamp(func(context.Context) (metav1.Object, error) { return rs, nil }))
+
+	claimed, err := m.ClaimPods(context.Background(), []*v1.Pod{pod("a", "web", true), pod("b", "web", false), pod("c", "db", false)})
+	for _, p := range claimed {
+		fmt.Println("claimed", p.Name)
+	}
+	fmt.Println("error:", err)
+	fmt.Println("adoption patch:", string(podControl.Patches[0]))
+	// Output:
+	// claimed a
+	// claimed b
+	// error: <nil>
+	// adoption patch: {"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"rs-uid","controller":true,"blockOwnerDeletion":true}],"uid":"b-uid"}}
+}
+
+// The generic manager claims any kind; here a Deployment-like owner claims
+// ReplicaSets through a Patcher (NewReplicaSetPatcher or NewDynamicPatcher in
+// real code).
+func ExampleNewObjectControllerRefManager() {
+	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "dep-uid"}}
+	patcher := claim.PatcherFunc(func(_ context.Context, namespace, name string, data []byte) error {
+		fmt.Printf("patch %s/%s: %s\n", namespace, name, data)
+		return nil
+	})
+	m := claim.NewObjectControllerRefManager[*appsv1.ReplicaSet](patcher, deploy,
+		labels.SelectorFromSet(labels.Set{"app": "web"}), appsv1.SchemeGroupVersion.WithKind("Deployment"), nil)
+	orphan := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: "rs-1",
+		Labels: map[string]string{"app": "web"}}}
+	claimed, err := m.Claim(context.Background(), []*appsv1.ReplicaSet{orphan})
+	fmt.Println(len(claimed), err)
+	// Output:
+	// patch default/web-1: {"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"dep-uid","controller":true,"blockOwnerDeletion":true}],"uid":"rs-1"}}
+	// 1 <nil>
+}
+
+func ExampleGenerateDeleteOwnerRefStrategicMergeBytes() {
+	patch, _ := claim.GenerateDeleteOwnerRefStrategicMergeBytes("pod-uid", []types.UID{"rs-uid"}, "example.com/finalizer")
+	fmt.Println(string(patch))
+	// Output:
+	// {"metadata":{"uid":"pod-uid","ownerReferences":[{"$patch":"delete","uid":"rs-uid"}],"$deleteFromPrimitiveList/finalizers":["example.com/finalizer"]}}
+}
+
+// FakePodControl stands in for the API in controller tests; CreateLimit
+// simulates a quota.
+func ExampleFakePodControl() {
+	owner := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "rs-uid"}}
+	ref := metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
+	template := &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}}
+	fake := &claim.FakePodControl{CreateLimit: 2}
+	for i := range 3 {
+		err := fake.CreatePods(context.Background(), "default", template, owner, ref)
+		fmt.Println(i, err)
+	}
+	fmt.Println("recorded:", len(fake.Templates))
+	// Output:
+	// 0 <nil>
+	// 1 <nil>
+	// 2 not creating pod, limit 2 already reached (create call 3)
+	// recorded: 2
+}

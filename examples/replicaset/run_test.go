@@ -1,0 +1,178 @@
+package replicaset
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+)
+
+// TestRunAgainstSimulatedCluster runs the whole controller, with its default
+// client-go pod control and event broadcaster, against the simulated
+// cluster: it scales an owner of each kind up and down, then shuts down
+// leaving no goroutine behind.
+func TestRunAgainstSimulatedCluster(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, k := range bothKinds {
+		t.Run(k.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			ctx, cancel := context.WithCancel(ctx)
+			cluster := sim.New(sim.WithStartupDelay(10 * time.Millisecond))
+			simDone := make(chan struct{})
+			go func() { defer close(simDone); _ = cluster.Run(ctx) }()
+			client := cluster.Client()
+			f := informers.NewSharedInformerFactory(client, 0)
+			c, err := k.build(ctx, client, f, WithWorkers(2))
+			require.NoError(t, err)
+			f.Start(ctx.Done())
+			runDone := make(chan error, 1)
+			go func() { runDone <- c.Run(ctx) }()
+
+			o := k.newOwner(7, fooBar)
+			o.SetResourceVersion("")
+			o.SetOwnerReferences(nil)
+			createOwner(t, ctx, client, o)
+			require.Eventually(t, func() bool { return readyPods(t, ctx, client) == 7 }, 20*time.Second, 10*time.Millisecond)
+			require.Eventually(t, c.HasSynced, time.Second, time.Millisecond)
+			scaleOwner(t, ctx, client, k, 2)
+			require.Eventually(t, func() bool { return countPods(t, ctx, client) == 2 }, 20*time.Second, 10*time.Millisecond)
+
+			cancel()
+			select {
+			case err := <-runDone:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run did not return after its context was cancelled")
+			}
+			assert.False(t, c.HasSynced(), "not ready once shut down")
+			f.Shutdown()
+			<-simDone
+			require.Error(t, c.Run(ctx), "Run twice")
+		})
+	}
+}
+
+func createOwner(t *testing.T, ctx context.Context, client kubernetes.Interface, o metav1.Object) {
+	t.Helper()
+	var err error
+	switch x := o.(type) {
+	case *appsv1.ReplicaSet:
+		_, err = client.AppsV1().ReplicaSets(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+	case *v1.ReplicationController:
+		_, err = client.CoreV1().ReplicationControllers(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+	}
+	require.NoError(t, err)
+}
+
+func scaleOwner(t *testing.T, ctx context.Context, client kubernetes.Interface, k testKind, n int32) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var err error
+		if k.name == "ReplicaSet" {
+			rs, gerr := client.AppsV1().ReplicaSets("default").Get(ctx, "foobar", metav1.GetOptions{})
+			require.NoError(t, gerr)
+			rs.Spec.Replicas = ptr.To(n)
+			_, err = client.AppsV1().ReplicaSets("default").Update(ctx, rs, metav1.UpdateOptions{})
+		} else {
+			rc, gerr := client.CoreV1().ReplicationControllers("default").Get(ctx, "foobar", metav1.GetOptions{})
+			require.NoError(t, gerr)
+			rc.Spec.Replicas = ptr.To(n)
+			_, err = client.CoreV1().ReplicationControllers("default").Update(ctx, rc, metav1.UpdateOptions{})
+		}
+		return err == nil // retry on conflict with the controller's status writes
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+func listPods(t *testing.T, ctx context.Context, client kubernetes.Interface) []v1.Pod {
+	t.Helper()
+	l, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	return l.Items
+}
+
+func countPods(t *testing.T, ctx context.Context, client kubernetes.Interface) int {
+	return len(listPods(t, ctx, client))
+}
+
+func readyPods(t *testing.T, ctx context.Context, client kubernetes.Interface) int {
+	n := 0
+	for _, p := range listPods(t, ctx, client) {
+		if p.Status.Phase == v1.PodRunning {
+			n++
+		}
+	}
+	return n
+}
+
+func TestConstructorAndRunMisuse(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := fake.NewSimpleClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	pods := f.Core().V1().Pods()
+	cases := []struct {
+		name string
+		call func() (*Controller, error)
+	}{
+		{"nil client", func() (*Controller, error) {
+			return NewReplicaSetController(ctx, nil, pods, f.Apps().V1().ReplicaSets())
+		}},
+		{"nil pod informer", func() (*Controller, error) {
+			return NewReplicaSetController(ctx, client, nil, f.Apps().V1().ReplicaSets())
+		}},
+		{"nil ReplicaSet informer", func() (*Controller, error) { return NewReplicaSetController(ctx, client, pods, nil) }},
+		{"nil ReplicationController informer", func() (*Controller, error) { return NewReplicationManager(ctx, client, pods, nil) }},
+		{"nil context", func() (*Controller, error) {
+			//nolint:staticcheck // a nil context is the misuse under test
+			return NewReplicationManager(nil, client, pods, f.Core().V1().ReplicationControllers())
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.call()
+			require.Error(t, err)
+			assert.Nil(t, c)
+		})
+	}
+	var nilController *Controller
+	require.Error(t, nilController.Run(ctx))
+	assert.False(t, nilController.HasSynced())
+	// Options with invalid values keep the defaults.
+	c, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets(),
+		WithBurstReplicas(0), WithWorkers(-1), WithClock(nil), WithEventRecorder(nil), WithMetricsProvider(nil),
+		WithPodControl(nil), WithDrainTimeout(-1), WithScaleDownReporter(nil), nil)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultBurstReplicas, c.cfg.burst)
+	assert.Equal(t, DefaultWorkers, c.cfg.workers)
+	assert.Equal(t, DefaultDrainTimeout, c.cfg.drainTimeout)
+	// Both kinds can share one pod informer.
+	_, err = NewReplicationManager(ctx, client, pods, f.Core().V1().ReplicationControllers())
+	require.NoError(t, err)
+}
+
+// TestRunReturnsWhenCachesNeverSync: cancelling before the caches sync still
+// returns nil and leaks nothing.
+func TestRunReturnsWhenCachesNeverSync(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	_, ctx := ktesting.NewTestContext(t)
+	client := fake.NewSimpleClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := NewReplicaSetController(ctx, client, f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), WithDrainTimeout(0))
+	require.NoError(t, err)
+	c.queue.Add("default/x") // never handed out: no worker runs
+	ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	require.NoError(t, c.Run(ctx))
+}

@@ -1,0 +1,106 @@
+package podranking
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var benchSizes = []int{100, 1_000, 10_000, 100_000}
+
+var (
+	benchMu   sync.Mutex
+	benchPool = map[int][]*v1.Pod{}
+)
+
+// benchPods returns a realistic mix (most pods running and ready, a few
+// pending, costs, restarts, sidecars) spread over N/10 nodes, cached per N.
+func benchPods(n int) []*v1.Pod {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if p, ok := benchPool[n]; ok {
+		return p
+	}
+	p := genPods(newRand(uint64(n)), n, testNow, genConfig{nodes: max(n/10, 1), distinct: true, invalidCosts: true})
+	benchPool[n] = p
+	return p
+}
+
+// BenchmarkPodsToDelete is the fast path: one key per pod, partial selection.
+func BenchmarkPodsToDelete(b *testing.B) {
+	for _, n := range benchSizes {
+		pods := benchPods(n)
+		sel := NewSelector(WithNow(testNow))
+		for _, pct := range []int{5, 50} {
+			diff := n * pct / 100
+			b.Run(fmt.Sprintf("N=%d/diff=%d%%", n, pct), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					sel.PodsToDelete(pods, pods, diff)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkOrder is a full ordering of N pods through the key-based path.
+func BenchmarkOrder(b *testing.B) {
+	for _, n := range benchSizes {
+		pods := benchPods(n)
+		sel := NewSelector(WithNow(testNow))
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sel.Order(pods, pods)
+			}
+		})
+	}
+}
+
+// BenchmarkBaselineSortThenSlice is the baseline: upstream's sort-then-slice
+// with a sort.Interface of upstream semantics that re-derives everything in
+// every Less (refSorter), for diff = 5% and 50% (the slice is free, so both
+// cost one full sort).
+func BenchmarkBaselineSortThenSlice(b *testing.B) {
+	for _, n := range benchSizes {
+		pods := benchPods(n)
+		ranks := RankByRelatedPodsOnSameNode(pods, pods).Rank
+		for _, pct := range []int{5, 50} {
+			diff := n * pct / 100
+			b.Run(fmt.Sprintf("N=%d/diff=%d%%", n, pct), func(b *testing.B) {
+				b.ReportAllocs()
+				work := make([]*v1.Pod, n)
+				rk := make([]int, n)
+				for b.Loop() {
+					copy(work, pods)
+					copy(rk, ranks)
+					sort.Sort(refSorter{pods: work, rank: rk, now: testNow})
+					_ = work[:diff]
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSortActivePodsWithRanks sorts through the exported sort.Interface,
+// which extracts two keys per comparison: the compatibility path.
+func BenchmarkSortActivePodsWithRanks(b *testing.B) {
+	for _, n := range benchSizes {
+		pods := benchPods(n)
+		ranks := RankByRelatedPodsOnSameNode(pods, pods).Rank
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			work := make([]*v1.Pod, n)
+			rk := make([]int, n)
+			for b.Loop() {
+				copy(work, pods)
+				copy(rk, ranks)
+				sort.Sort(ActivePodsWithRanks{Pods: work, Rank: rk, Now: metav1.NewTime(testNow)})
+			}
+		})
+	}
+}
