@@ -31,6 +31,7 @@ func BenchmarkExpectCreateObserveSatisfied(b *testing.B) {
 		// Each goroutine walks the keys from its own offset so goroutines
 		// mostly touch different owners, as distinct workers do.
 		i := int(start.Add(337))
+		satisfied := 0
 		for pb.Next() {
 			key := keys[i%len(keys)]
 			i++
@@ -38,12 +39,18 @@ func BenchmarkExpectCreateObserveSatisfied(b *testing.B) {
 				b.Fatal(err)
 			}
 			c.CreationObserved(key)
-			if !c.SatisfiedExpectations(key) {
-				b.Fatal("expectations not satisfied after the observation")
+			// Another goroutine may have re-Set the same key in between,
+			// so the answer is legitimately either; it is counted only to
+			// keep the call from being optimised away.
+			if c.SatisfiedExpectations(key) {
+				satisfied++
 			}
 		}
+		benchSink.Add(int64(satisfied))
 	})
 }
+
+var benchSink atomic.Int64
 
 // BenchmarkSatisfiedExpectationsPending measures the read that every sync
 // makes while a record is still waiting (the clock is consulted).

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -142,4 +143,65 @@ func TestNoLockHeldAcrossCallbacks(t *testing.T) {
 	// Each observation targets the next key before it is set, so it is a
 	// no-op and all 200 records expire unfulfilled, each logged once.
 	assert.Equal(t, 200, logged)
+}
+
+// TestConcurrentExpiryAndEviction races writes, lock-free reads, lazy
+// eviction and sweeps over a small key space with a TTL the clock keeps
+// crossing, then checks that the index is still consistent: every key reads
+// back what was last written, and once everything has expired nothing is
+// left.
+func TestConcurrentExpiryAndEviction(t *testing.T) {
+	clk := clocktesting.NewFakeClock(upstreamTestTime)
+	c := NewControllerExpectations(WithClock(clk), WithTTL(time.Second), WithLogger(logr.New(&countingSink{})))
+	const workers, rounds, keys = 8, 2000, 50
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for r := range rounds {
+				k := keyN((w*7 + r) % keys)
+				switch r % 8 {
+				case 0, 1:
+					_ = c.ExpectCreations(k, 1)
+				case 2:
+					c.CreationObserved(k)
+				case 3:
+					c.SatisfiedExpectations(k)
+				case 4:
+					c.DeleteExpectations(k)
+				case 5:
+					_, _, _ = c.GetExpectations(k)
+				case 6:
+					if w == 0 {
+						clk.Step(300 * time.Millisecond)
+					}
+					c.Pending(k)
+				case 7:
+					if r%64 == 7 {
+						c.EvictExpired()
+					}
+					_ = c.ExpectCreationsNamed(k, []string{"a"})
+					c.CreationObservedNamed(k, "a")
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	live := 0
+	for i := range keys {
+		if _, ok, _ := c.GetExpectations(keyN(i)); ok {
+			live++
+		}
+	}
+	assert.Equal(t, live, c.Len(), "the index and the lookups agree")
+	for i := range keys {
+		require.NoError(t, c.ExpectCreations(keyN(i), 1))
+		assert.False(t, c.SatisfiedExpectations(keyN(i)))
+	}
+	assert.Equal(t, keys, c.Len())
+	clk.Step(2 * time.Second)
+	for i := range keys {
+		assert.True(t, c.SatisfiedExpectations(keyN(i)))
+	}
+	assert.Zero(t, c.Len())
 }

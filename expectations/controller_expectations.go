@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
-		"sync/atomic"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -135,14 +135,14 @@ func (c *ControllerExpectations) evict(rec *ControlleeExpectations, now time.Dur
 	s.mu.Lock()
 	// Re-check under the lock: a concurrent Set may have re-stamped this
 	// very record in place since the caller looked.
-	removed := s.get(rec.key, rec.hash) == rec && rec.expired(now, c.timeout())
 	var gone expiredRecord
 	logIt := false
-	if removed {
-		if logIt = !rec.Fulfilled(); logIt {
-			gone = snapshot(rec, now)
+	if s.get(rec.key, rec.hash) == rec {
+		snap, unfulfilled := snapshot(rec, now), !rec.Fulfilled()
+		if rec.claimExpired(now, c.timeout()) {
+			gone, logIt = snap, unfulfilled
+			c.remove(s, rec)
 		}
-		c.remove(s, rec)
 	}
 	s.mu.Unlock()
 	if logIt {
@@ -206,6 +206,7 @@ func (c *ControllerExpectations) DeleteExpectations(key string) {
 	s, h := c.locate(key)
 	s.mu.Lock()
 	if rec := s.get(key, h); rec != nil {
+		rec.stamp.Store(deadStamp)
 		c.remove(s, rec)
 	}
 	sweep := c.afterWrite(s)
@@ -242,9 +243,13 @@ func (c *ControllerExpectations) ExpectDeletions(key string, dels int) error {
 	return c.SetExpectations(key, 0, dels)
 }
 
+// store sets the record for key, resetting an existing record in place (no
+// allocation) or inserting a new one (one allocation). The clock is read
+// before the lock is taken because it is user code.
 func (c *ControllerExpectations) store(key string, add, del int64, names map[string]struct{}) {
 	now, ttl := c.now(), c.timeout()
 	s, h := c.locate(key)
+
 	s.mu.Lock()
 	var replaced expiredRecord
 	logReplaced := false
@@ -412,8 +417,12 @@ func (c *ControllerExpectations) sweep(s *shard, now time.Duration, n int) []exp
 		if rec == nil || rec == tombstone || !rec.expired(now, ttl) {
 			continue
 		}
-		if !rec.Fulfilled() {
-			out = append(out, snapshot(rec, now))
+		snap, unfulfilled := snapshot(rec, now), !rec.Fulfilled()
+		if !rec.claimExpired(now, ttl) {
+			continue
+		}
+		if unfulfilled {
+			out = append(out, snap)
 		}
 		s.delete(rec)
 	}

@@ -36,11 +36,20 @@
 //     an unexpected name does not lower the count and a repeated one lowers it
 //     once (upstream TODO #22599, declined PR #136000).
 //   - Pending and PendingAll report what a key still waits for and how long.
+//   - SetExpectations resets an existing record in place instead of
+//     replacing it, so a *ControlleeExpectations from GetExpectations follows
+//     its key across re-Sets; a deleted or evicted record is detached and
+//     reads as expired. This makes the steady state allocation-free.
 //   - UIDTrackingControllerExpectations calls the wrapped cache without
 //     holding its lock, GetUIDs returns a copy rather than the live set, and
 //     dependent-key sets of vanished records are dropped.
 //   - Nil receivers and nil slices give documented neutral values or
 //     ErrNilExpectations instead of panics.
 //
-// No lock is held while calling the clock, the logger or a wrapped cache.
+// # Performance and concurrency
+//
+// Lookups (SatisfiedExpectations, the Observed calls, Raise, Lower, Get) take
+// no lock and hash the key once; writes lock one of 64 shards. No lock is
+// held while calling the clock, the logger or a wrapped cache, and the
+// package starts no goroutine.
 package expectations

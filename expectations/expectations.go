@@ -1,6 +1,7 @@
 package expectations
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -131,4 +132,21 @@ func (e *ControlleeExpectations) age(now time.Duration) time.Duration {
 // expired applies upstream's rule: strictly older than the TTL.
 func (e *ControlleeExpectations) expired(now, ttl time.Duration) bool {
 	return e.age(now) > ttl
+}
+
+// deadStamp marks a record that has been removed from its shard. It reads as
+// expired by about 146 years, so a lock-free reader still holding the record
+// treats it as absent, and it is far enough from the int64 limits that age
+// cannot overflow.
+const deadStamp = math.MinInt64 / 2
+
+// claimExpired marks an expired record dead, failing if it is not expired.
+// The caller holds the shard lock, which every re-Set also takes, and removes
+// the record from the table on success.
+func (e *ControlleeExpectations) claimExpired(now, ttl time.Duration) bool {
+	old := e.stamp.Load()
+	if old == deadStamp || now-time.Duration(old) <= ttl {
+		return false
+	}
+	return e.stamp.CompareAndSwap(old, deadStamp)
 }

@@ -104,8 +104,8 @@ func (s ActivePodsWithRanks) Select(diff int) []*v1.Pod {
 	}
 	sc := defaultSelector.pool.Get().(*scratch)
 	defer defaultSelector.release(sc)
-	o := defaultSelector.prepare(sc, s.Pods, s.Rank, s.policy())
-	return o.take(sc.idx, diff)
+	o := defaultSelector.prepare(sc, s.Pods, s.Rank, nil, s.policy())
+	return o.take(sc.ents, diff)
 }
 
 // Sorted returns all pods in deletion order, leaving s unchanged. It is
@@ -116,8 +116,8 @@ func (s ActivePodsWithRanks) Sorted() []*v1.Pod {
 	}
 	sc := defaultSelector.pool.Get().(*scratch)
 	defer defaultSelector.release(sc)
-	o := defaultSelector.prepare(sc, s.Pods, s.Rank, s.policy())
-	return o.sortAll(sc.idx)
+	o := defaultSelector.prepare(sc, s.Pods, s.Rank, nil, s.policy())
+	return o.sortAll(sc.ents)
 }
 
 // RankByRelatedPodsOnSameNode wraps podsToRank (aliasing it, as upstream

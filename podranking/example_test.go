@@ -44,7 +44,7 @@ func podNames(pods []*v1.Pod) string {
 func ExamplePodsToDelete() {
 	pods := []*v1.Pod{
 		pod("web-a", "node-1", time.Hour, ""),
-		pod("web-b", "node-2", -1, ""),         // not ready
+		pod("web-b", "node-2", -1, ""),          // not ready
 		pod("web-c", "node-3", time.Hour, "-5"), // cheap to delete
 		pod("web-d", "node-4", 10*time.Minute, ""),
 	}

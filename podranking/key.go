@@ -41,6 +41,7 @@ func (a stamp) after(b stamp) bool {
 // sortKey is everything the rules read from one pod, extracted once.
 type sortKey struct {
 	pod      *v1.Pod
+	uidHead  uint64 // first 8 bytes of uid, big-endian and zero-padded: decides almost every UID comparison without touching the string's memory
 	uid      types.UID
 	rank     int
 	head     uint64
@@ -145,6 +146,7 @@ func (p *policy) makeKey(k *sortKey, pod *v1.Pod, rank int, i int) {
 	}
 	k.head = head
 	k.uid = pod.UID
+	k.uidHead = uidPrefix(pod.UID)
 	k.created = p.stampOf(pod.CreationTimestamp.Time)
 }
 
@@ -158,4 +160,19 @@ func firstReady(pod *v1.Pod) *v1.PodCondition {
 		}
 	}
 	return nil
+}
+
+// uidPrefix packs the first eight bytes of a UID so that, when two prefixes
+// differ, comparing them as integers orders the UIDs as strings do (a zero pad
+// byte sorts before every real byte except NUL, and equal prefixes fall back
+// to the full string comparison).
+func uidPrefix(uid types.UID) uint64 {
+	var p uint64
+	for i := 0; i < 8; i++ {
+		p <<= 8
+		if i < len(uid) {
+			p |= uint64(uid[i])
+		}
+	}
+	return p
 }

@@ -74,8 +74,10 @@ func headRule(a, b uint64) Rule {
 // pods with distinct UIDs, which real pods always have.
 func (p *policy) compareTimes(ta, tb stamp, a, b *sortKey) (int, bool) {
 	if ta.equal(tb) {
-		if p.logScale && !ta.zero && a.uid != b.uid {
-			return cmpUID(a, b), true
+		if p.logScale && !ta.zero {
+			if c := cmpUID(a, b); c != 0 {
+				return c, true
+			}
 		}
 		return 0, false
 	}
@@ -98,6 +100,9 @@ func (p *policy) compareTimes(ta, tb stamp, a, b *sortKey) (int, bool) {
 }
 
 func cmpUID(a, b *sortKey) int {
+	if a.uidHead != b.uidHead {
+		return cmpInt(a.uidHead, b.uidHead)
+	}
 	switch {
 	case a.uid < b.uid:
 		return -1

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -43,9 +44,9 @@ func TestDifferentialPodsToDelete(t *testing.T) {
 	configs := []genConfig{
 		{nodes: 4, distinct: true},
 		{nodes: 20, distinct: true, zeroTimeShare: 5, invalidCosts: true},
-		{nodes: 3, distinct: false},                    // whole-hour instants: many ties and corners
-		{nodes: 0, distinct: true, sameUIDs: true},     // upstream-test style empty UIDs
-		{nodes: 2, distinct: false, zeroTimeShare: 3},  // zero times
+		{nodes: 3, distinct: false},                   // whole-hour instants: many ties and corners
+		{nodes: 0, distinct: true, sameUIDs: true},    // upstream-test style empty UIDs
+		{nodes: 2, distinct: false, zeroTimeShare: 3}, // zero times
 		{nodes: 50, distinct: true, invalidCosts: true},
 	}
 	compared, skipped := 0, 0
@@ -245,16 +246,16 @@ func TestSelectKAdversarial(t *testing.T) {
 	}
 	t.Run("heap fallback", func(t *testing.T) {
 		o := &order{pol: newPolicy(testNow, false, false), keys: make([]sortKey, n)}
-		idx := make([]int32, n)
-		for i := range idx {
-			o.pol.makeKey(&o.keys[i], full[n-1-i], 0, n-1-i)
-			idx[i] = int32(i)
+		ents := make([]entry, n)
+		for i := range ents {
+			o.pol.makeKey(&o.keys[i], full[n-1-i], 0, i)
+			ents[i] = entry{head: o.keys[i].head, fast: fastReady(&o.keys[i], &o.pol), idx: int32(i)}
 		}
-		o.heapSelect(idx, 50)
-		got := append([]int32(nil), idx[:50]...)
+		o.heapSelect(ents, 50)
+		got := append([]entry(nil), ents[:50]...)
 		sort.Slice(got, func(a, b int) bool { return o.cmp(got[a], got[b]) < 0 })
-		for i, x := range got {
-			assert.Same(t, full[i], o.keys[x].pod)
+		for i, e := range got {
+			assert.Same(t, full[i], o.keys[e.idx].pod)
 		}
 	})
 }
@@ -269,4 +270,21 @@ func TestAllocationsConstant(t *testing.T) {
 	}
 	assert.LessOrEqual(t, allocs[1000], 4.0, fmt.Sprint(allocs))
 	assert.Equal(t, allocs[1000], allocs[10000], "allocations must not grow with n")
+}
+
+func TestUIDPrefixOrder(t *testing.T) {
+	uids := []string{"", "a", "a\x00", "a\x01", "ab", "abcdefgh", "abcdefgh0", "abcdefgi", "b", "\xff", "12345678-aaaa", "12345678-aaab", "9"}
+	for _, x := range uids {
+		for _, y := range uids {
+			a := sortKey{uid: types.UID(x), uidHead: uidPrefix(types.UID(x))}
+			b := sortKey{uid: types.UID(y), uidHead: uidPrefix(types.UID(y))}
+			want := 0
+			if x < y {
+				want = -1
+			} else if x > y {
+				want = 1
+			}
+			assert.Equal(t, want, cmpUID(&a, &b), "%q vs %q", x, y)
+		}
+	}
 }

@@ -46,7 +46,8 @@ type order struct {
 	pods    []*v1.Pod
 	scores  []int64 // ranker r's scores are scores[r*n : (r+1)*n]
 	rankers []Ranker
-	nFirst  int // rankers[:nFirst] run before the built-in rules
+	nFirst  int  // rankers[:nFirst] run before the built-in rules
+	slow    bool // leading rankers decide first, so entry's packed fields cannot
 }
 
 // compareFrom compares pods i and j starting at stage; stages 0..nFirst-1 are
@@ -74,18 +75,51 @@ func (o *order) compareFrom(stage, i, j int) (Rule, int, int) {
 	return RuleNone, -1, 0
 }
 
+// entry is what selection and sorting move around: 32 bytes that decide most
+// comparisons without touching the larger sortKey, which keeps partitioning
+// and sorting within cache. Ties on the packed fields fall back to the full
+// rules on the keys, then to input position.
+type entry struct {
+	head uint64 // rules 1-4, as sortKey.head
+	rank int64  // rule 5, higher first
+	fast uint64 // rule 6 prefix for ready pods under log scaling, else 0
+	idx  int32
+}
+
+// fastReady packs rule 6 for a ready pod under log scaling: a zero ready
+// time first (0), then the age bucket, then the first seven bytes of the UID.
+// Two different values decide rule 6 exactly as compareTimes would; equal
+// values (and every other case, packed as 0) defer to the full comparison.
+func fastReady(k *sortKey, pol *policy) uint64 {
+	if !k.hasReady || !pol.logScale || k.ready.zero {
+		return 0
+	}
+	return 1<<63 | uint64(k.ready.bucket+1)<<56 | k.uidHead>>8
+}
+
 // cmp is the total order selection uses: the rules, then input position.
-func (o *order) cmp(i, j int32) int {
+func (o *order) cmp(a, b entry) int {
+	if !o.slow {
+		if a.head != b.head {
+			return cmpInt(a.head, b.head)
+		}
+		if a.rank != b.rank {
+			return cmpInt(b.rank, a.rank)
+		}
+		if a.fast != b.fast {
+			return cmpInt(a.fast, b.fast)
+		}
+	}
 	var c int
 	if len(o.rankers) == 0 {
-		_, c = o.pol.compareBuiltin(&o.keys[i], &o.keys[j])
+		_, c = o.pol.compareBuiltin(&o.keys[a.idx], &o.keys[b.idx])
 	} else {
-		_, _, c = o.compareFrom(0, int(i), int(j))
+		_, _, c = o.compareFrom(0, int(a.idx), int(b.idx))
 	}
 	if c != 0 {
 		return c
 	}
-	return cmpInt(i, j)
+	return cmpInt(a.idx, b.idx)
 }
 
 // score runs the rankers back to front, so that the then-comparator handed to

@@ -8,7 +8,7 @@ import "math/bits"
 // case stays O(n log k). Every loop is bounds-checked by index rather than by
 // sentinels, so even a comparator that is not a strict weak order cannot
 // make it run off the slice.
-func (o *order) selectK(idx []int32, k int) {
+func (o *order) selectK(idx []entry, k int) {
 	if k <= 0 || k >= len(idx) {
 		return
 	}
@@ -40,7 +40,7 @@ func (o *order) selectK(idx []int32, k int) {
 
 // partition places a median-of-three pivot at its final position p within
 // [lo, hi): everything before it compares lower, everything after not lower.
-func (o *order) partition(idx []int32, lo, hi int) int {
+func (o *order) partition(idx []entry, lo, hi int) int {
 	mid := lo + (hi-lo)/2
 	last := hi - 1
 	if o.cmp(idx[mid], idx[lo]) < 0 {
@@ -66,7 +66,7 @@ func (o *order) partition(idx []int32, lo, hi int) int {
 }
 
 // heapSelect keeps the k first elements of a in a max-heap at a[:k].
-func (o *order) heapSelect(a []int32, k int) {
+func (o *order) heapSelect(a []entry, k int) {
 	if k <= 0 || k >= len(a) {
 		return
 	}
@@ -82,7 +82,7 @@ func (o *order) heapSelect(a []int32, k int) {
 	}
 }
 
-func (o *order) siftDown(h []int32, i int) {
+func (o *order) siftDown(h []entry, i int) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {

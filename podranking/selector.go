@@ -25,10 +25,9 @@ type Selector struct {
 
 type scratch struct {
 	keys   []sortKey
-	idx    []int32
+	ents   []entry
 	scores []int64
 	nodes  map[string]int
-	ranks  []int
 }
 
 // NewSelector returns a Selector with upstream's default policy (deletion
@@ -73,9 +72,9 @@ func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) [
 	}
 	sc := s.pool.Get().(*scratch)
 	defer s.release(sc)
-	ranks := sc.rankOnSameNode(filteredPods, relatedPods)
-	o := s.prepare(sc, filteredPods, ranks, s.cfg.policy())
-	return o.take(sc.idx, diff)
+	sc.countOnNodes(relatedPods)
+	o := s.prepare(sc, filteredPods, nil, sc.nodes, s.cfg.policy())
+	return o.take(sc.ents, diff)
 }
 
 // Order returns all of filteredPods in deletion order (first to delete
@@ -87,9 +86,9 @@ func (s *Selector) Order(filteredPods, relatedPods []*v1.Pod) []*v1.Pod {
 	}
 	sc := s.pool.Get().(*scratch)
 	defer s.release(sc)
-	ranks := sc.rankOnSameNode(filteredPods, relatedPods)
-	o := s.prepare(sc, filteredPods, ranks, s.cfg.policy())
-	return o.sortAll(sc.idx)
+	sc.countOnNodes(relatedPods)
+	o := s.prepare(sc, filteredPods, nil, sc.nodes, s.cfg.policy())
+	return o.sortAll(sc.ents)
 }
 
 // Explain says which rule puts pod a before pod b (or b before a) when
@@ -112,8 +111,8 @@ func (s *Selector) Explain(filteredPods, relatedPods []*v1.Pod, a, b *v1.Pod) De
 	}
 	sc := s.pool.Get().(*scratch)
 	defer s.release(sc)
-	ranks := sc.rankOnSameNode(pods, relatedPods)
-	o := s.prepare(sc, pods, ranks, s.cfg.policy())
+	sc.countOnNodes(relatedPods)
+	o := s.prepare(sc, pods, nil, sc.nodes, s.cfg.policy())
 	return o.explain(ia, ib)
 }
 
@@ -124,23 +123,15 @@ func (s *Selector) release(sc *scratch) {
 	s.pool.Put(sc)
 }
 
-// rankOnSameNode counts active related pods per node name, like
-// RankByRelatedPodsOnSameNode, into pooled memory.
-func (sc *scratch) rankOnSameNode(pods, related []*v1.Pod) []int {
+// countOnNodes counts active related pods per node name, as
+// RankByRelatedPodsOnSameNode does, into pooled memory. The ranks themselves
+// are looked up while extracting keys, so each pod's node name is read once.
+func (sc *scratch) countOnNodes(related []*v1.Pod) {
 	for _, p := range related {
 		if podstate.IsActive(p) {
 			sc.nodes[p.Spec.NodeName]++
 		}
 	}
-	sc.ranks = grow(sc.ranks, len(pods))
-	for i, p := range pods {
-		if p == nil {
-			sc.ranks[i] = 0
-			continue
-		}
-		sc.ranks[i] = sc.nodes[p.Spec.NodeName]
-	}
-	return sc.ranks
 }
 
 func grow[T any](s []T, n int) []T {
@@ -150,21 +141,27 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// prepare extracts the keys and runs the extension rankers. ranks may be
-// shorter than pods; missing entries read as 0.
-func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, pol policy) *order {
+// prepare extracts the keys and runs the extension rankers. Ranks come from
+// onNode (active related pods per node name) when it is non-nil, else from
+// ranks, which may be shorter than pods: missing entries read as 0.
+func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, onNode map[string]int, pol policy) *order {
 	n := len(pods)
 	sc.keys = grow(sc.keys, n)
-	sc.idx = grow(sc.idx, n)
+	sc.ents = grow(sc.ents, n)
 	for i, p := range pods {
 		r := 0
-		if i < len(ranks) {
+		switch {
+		case p == nil:
+		case onNode != nil:
+			r = onNode[p.Spec.NodeName]
+		case i < len(ranks):
 			r = ranks[i]
 		}
-		pol.makeKey(&sc.keys[i], p, r, i)
-		sc.idx[i] = int32(i)
+		k := &sc.keys[i]
+		pol.makeKey(k, p, r, i)
+		sc.ents[i] = entry{head: k.head, rank: int64(k.rank), fast: fastReady(k, &pol), idx: int32(i)}
 	}
-	o := &order{pol: pol, keys: sc.keys, pods: pods, rankers: s.rankers, nFirst: len(s.cfg.first)}
+	o := &order{pol: pol, keys: sc.keys, pods: pods, rankers: s.rankers, nFirst: len(s.cfg.first), slow: len(s.cfg.first) > 0}
 	if len(s.rankers) > 0 {
 		sc.scores = grow(sc.scores, n*len(s.rankers))
 		o.scores = sc.scores
@@ -175,21 +172,21 @@ func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, pol policy)
 
 // take moves the k first pods to the front of idx, sorts just those and
 // returns them as pods.
-func (o *order) take(idx []int32, k int) []*v1.Pod {
-	o.selectK(idx, k)
-	slices.SortFunc(idx[:k], o.cmp)
+func (o *order) take(ents []entry, k int) []*v1.Pod {
+	o.selectK(ents, k)
+	slices.SortFunc(ents[:k], o.cmp)
 	out := make([]*v1.Pod, k)
-	for i, x := range idx[:k] {
-		out[i] = o.keys[x].pod
+	for i, e := range ents[:k] {
+		out[i] = o.keys[e.idx].pod
 	}
 	return out
 }
 
-func (o *order) sortAll(idx []int32) []*v1.Pod {
-	slices.SortFunc(idx, o.cmp)
-	out := make([]*v1.Pod, len(idx))
-	for i, x := range idx {
-		out[i] = o.keys[x].pod
+func (o *order) sortAll(ents []entry) []*v1.Pod {
+	slices.SortFunc(ents, o.cmp)
+	out := make([]*v1.Pod, len(ents))
+	for i, e := range ents {
+		out[i] = o.keys[e.idx].pod
 	}
 	return out
 }

@@ -33,7 +33,7 @@ func desiredReplicas(replicas *int32) int32 {
 // with the count already right (diff 0) gets an empty reason, as upstream.
 func failureReason(active, desired int32) string {
 	switch diff := int64(active) - int64(desired); {
-	case diff <= 0:
+	case diff < 0:
 		return ReasonFailedCreate
 	case diff > 0:
 		return ReasonFailedDelete

@@ -54,13 +54,13 @@ func (q *Queue[T]) Reschedule(item T, duration time.Duration) {
 // NumWaiting returns how many items wait for an AddAfter deadline. They are
 // not in Len, as in client-go, but they are not invisible either.
 func (q *Queue[T]) NumWaiting() int {
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	return len(q.heap)
 }
 
 func (q *Queue[T]) addAfter(item T, d time.Duration, p int32, replace bool) {
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	if q.shuttingDown {
 		return
@@ -319,7 +319,12 @@ func (q *Queue[T]) startLoop() {
 // stopLoop stops the goroutine and waits for it to exit, so no goroutine of
 // the queue outlives ShutDown.
 func (q *Queue[T]) stopLoop() {
-	q.stopOnce.Do(func() { close(q.stopCh) })
+	q.stopOnce.Do(func() {
+		q.lock() // a zero Queue shut down before any use has no channel yet
+		ch := q.stopCh
+		q.mu.Unlock()
+		close(ch)
+	})
 	q.wg.Wait()
 }
 
@@ -334,7 +339,7 @@ func (q *Queue[T]) loop(timer clock.Timer, ticker clock.Ticker) {
 		tick = ticker.C()
 	}
 	for {
-		q.mu.Lock()
+		q.lock()
 		if q.shuttingDown {
 			q.mu.Unlock()
 			return
@@ -364,7 +369,7 @@ func (q *Queue[T]) loop(timer clock.Timer, ticker clock.Ticker) {
 // Deadline reports when a waiting item becomes ready, and false if the item
 // does not wait for a deadline.
 func (q *Queue[T]) Deadline(item T) (time.Time, bool) {
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	_, n := q.s.lookup(item)
 	if n == nil || n.state&stWaiting == 0 {

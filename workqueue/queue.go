@@ -24,8 +24,8 @@ type Interface[T comparable] interface {
 // delays, priorities and ageing. All state, including the delay heap, lives
 // under one mutex, so an Add can see and cancel a pending delay.
 //
-// The zero value is not usable; build one with New, NewDelaying or
-// NewRateLimiting.
+// The zero value is an unnamed queue on the real clock with default ageing,
+// ready to use; New and NewDelaying take options.
 type Queue[T comparable] struct {
 	mu        sync.Mutex
 	getCond   sync.Cond // workers blocked in Get
@@ -52,7 +52,10 @@ type Queue[T comparable] struct {
 	epoch  time.Time
 	ageing time.Duration
 	stamp  bool // record ready times (metrics on, or ageing across levels)
-	m      *queueMetrics
+	// stampSince is when stamping began; older ready times are unknown and
+	// read as this instant.
+	stampSince int64
+	m          *queueMetrics
 
 	// The delay loop: one goroutine, started on first need, stopped and
 	// waited for by ShutDown.
@@ -69,24 +72,36 @@ type Queue[T comparable] struct {
 // item is added with a delay.
 func New[T comparable](opts ...Option) *Queue[T] {
 	c := newConfig(opts)
-	q := &Queue[T]{
-		clock:      c.clock,
-		ageing:     c.ageing,
-		m:          newQueueMetrics(c.name, c.provider),
-		sleepUntil: maxTime,
-		wakeCh:     make(chan struct{}, 1),
-		stopCh:     make(chan struct{}),
+	q := &Queue[T]{}
+	q.init(c)
+	if q.m != nil {
+		q.startLoop()
 	}
+	return q
+}
+
+// init sets the queue up; New calls it, and lock calls it for a zero Queue.
+func (q *Queue[T]) init(c config) {
+	q.clock = c.clock
+	q.ageing = c.ageing
+	q.m = newQueueMetrics(c.name, c.provider)
+	q.sleepUntil = maxTime
+	q.wakeCh = make(chan struct{}, 1)
+	q.stopCh = make(chan struct{})
 	q.epoch = q.clock.Now()
 	q.getCond.L = &q.mu
 	q.drainCond.L = &q.mu
 	q.s.init()
 	q.levels = []level{{prio: DefaultPriority, head: nilIdx, tail: nilIdx}}
 	q.stamp = q.m != nil
-	if q.m != nil {
-		q.startLoop()
+}
+
+// lock takes the queue's mutex, first setting up a zero-value Queue.
+func (q *Queue[T]) lock() {
+	q.mu.Lock()
+	if q.stopCh == nil {
+		q.init(newConfig(nil))
 	}
-	return q
 }
 
 // now is the queue's monotonic time in nanoseconds since construction.
@@ -102,7 +117,7 @@ func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, DefaultPriority) }
 // Adds after shutdown are ignored.
 func (q *Queue[T]) AddWithPriority(item T, priority int) {
 	p := clampPriority(priority)
-	q.mu.Lock()
+	q.lock()
 	if !q.shuttingDown {
 		q.addLocked(item, p)
 	}
@@ -178,14 +193,14 @@ func (q *Queue[T]) notify() {
 // Items being processed and items waiting for a delay are not counted; see
 // NumProcessing and NumWaiting.
 func (q *Queue[T]) Len() int {
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	return q.queued
 }
 
 // NumProcessing returns the number of items handed out and not yet Done.
 func (q *Queue[T]) NumProcessing() int {
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	return q.inFlight
 }
@@ -194,14 +209,14 @@ func (q *Queue[T]) NumProcessing() int {
 // Done with it. After shutdown Get keeps returning queued items until none
 // is left, then returns shutdown=true.
 func (q *Queue[T]) Get() (item T, shutdown bool) {
-	item, _, shutdown = q.get(nil)
+	item, _, shutdown = q.get(context.Background())
 	return item, shutdown
 }
 
 // GetWithPriority is Get that also returns the priority the item was queued
 // with, so a worker can requeue it at the same priority.
 func (q *Queue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
-	return q.get(nil)
+	return q.get(context.Background())
 }
 
 // GetContext is Get that also gives up when ctx is done, so workers can stop
@@ -215,7 +230,7 @@ func (q *Queue[T]) GetContext(ctx context.Context) (item T, shutdown bool) {
 }
 
 func (q *Queue[T]) get(ctx context.Context) (item T, priority int, shutdown bool) {
-	q.mu.Lock()
+	q.lock()
 	var stop func() bool
 	for q.queued == 0 && !q.shuttingDown {
 		if ctx != nil && ctx.Done() != nil {
@@ -242,7 +257,7 @@ func (q *Queue[T]) get(ctx context.Context) (item T, priority int, shutdown bool
 		return item, 0, true
 	}
 	i, n := q.popReady()
-	n.state = stProcessing | n.state&stWaiting
+	n.state = stProcessing
 	q.inFlight++
 	if q.m != nil {
 		now := q.now()
@@ -257,7 +272,7 @@ func (q *Queue[T]) get(ctx context.Context) (item T, priority int, shutdown bool
 }
 
 func (q *Queue[T]) wakeAll() {
-	q.mu.Lock()
+	q.lock()
 	q.wakes = 0
 	q.getCond.Broadcast()
 	q.drainCond.Broadcast()
@@ -268,7 +283,7 @@ func (q *Queue[T]) wakeAll() {
 // once more, at the tail of its priority. A Done for an item that is not
 // being processed is ignored instead of duplicating it (kubernetes#79934).
 func (q *Queue[T]) Done(item T) {
-	q.mu.Lock()
+	q.lock()
 	_, slot, i, n := q.s.find(item)
 	if n == nil || n.state&stProcessing == 0 {
 		q.mu.Unlock()
@@ -302,7 +317,7 @@ func (q *Queue[T]) Done(item T) {
 // returns after the queue's own goroutine has exited (kubernetes#134323); it
 // does not wait for workers.
 func (q *Queue[T]) ShutDown() {
-	q.mu.Lock()
+	q.lock()
 	q.drain = false
 	q.shutdownLocked()
 	q.mu.Unlock()
@@ -322,13 +337,13 @@ func (q *Queue[T]) ShutDownWithDrainContext(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	q.mu.Lock()
+	q.lock()
 	q.drain = true
 	q.shutdownLocked()
 	q.mu.Unlock()
 	q.stopLoop()
 
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	var stop func() bool
 	for q.drain && (q.queued > 0 || q.inFlight > 0) {
@@ -356,7 +371,7 @@ func (q *Queue[T]) shutdownLocked() {
 
 // ShuttingDown reports whether ShutDown or ShutDownWithDrain was called.
 func (q *Queue[T]) ShuttingDown() bool {
-	q.mu.Lock()
+	q.lock()
 	defer q.mu.Unlock()
 	return q.shuttingDown
 }

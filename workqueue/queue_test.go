@@ -336,3 +336,33 @@ func TestZeroValueOptions(t *testing.T) {
 	q.ShutDown() // twice is fine
 	q.ShutDownWithDrain()
 }
+
+func TestZeroValueQueue(t *testing.T) {
+	tests := []struct {
+		name string
+		use  func(q *Queue[string])
+	}{
+		{"add get done", func(q *Queue[string]) {
+			q.Add("a")
+			item, quit := q.Get()
+			assert.Equal(t, "a", item)
+			assert.False(t, quit)
+			q.Done(item)
+		}},
+		{"delayed", func(q *Queue[string]) {
+			q.AddAfter("a", time.Hour)
+			assert.Equal(t, 1, q.NumWaiting())
+		}},
+		{"shutdown only", func(q *Queue[string]) {}},
+		{"len only", func(q *Queue[string]) { assert.Equal(t, 0, q.Len()) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var q Queue[string]
+			tc.use(&q)
+			q.ShutDown()
+			_, quit := q.Get()
+			assert.True(t, quit)
+		})
+	}
+}

@@ -96,6 +96,7 @@ const attempts = 3
 
 func (e *Env) start(ctx context.Context) error {
 	var err error
+	begin := time.Now()
 	for i := range attempts {
 		if err = e.startEtcd(ctx, i); err == nil {
 			break
@@ -107,6 +108,7 @@ func (e *Env) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	e.cfg.logf("kubetest: etcd ready at %s in %s", e.EtcdURL, time.Since(begin).Round(time.Millisecond))
 	p, err := newPKI(e.Dir)
 	if err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 )
 
@@ -20,6 +22,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	// The budget covers a cold build of kube-apiserver on a slow machine.
+	ignore := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	var err error
@@ -32,6 +35,11 @@ func run(m *testing.M) int {
 	code := m.Run()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
+		return 1
+	}
+	// Each scenario checks its own goroutines; this checks the harness's.
+	if err := goleak.Find(ignore); err != nil {
+		fmt.Fprintf(os.Stderr, "goroutines left after the control plane stopped: %v\n", err)
 		return 1
 	}
 	return code

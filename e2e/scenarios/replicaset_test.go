@@ -34,9 +34,11 @@ func TestScaleUpTo1000(t *testing.T) {
 
 	start := time.Now()
 	s.scaleRS("web", 1000)
-	s.waitRS("web", 5*time.Minute, "1000 replicas", func(rs *appsv1.ReplicaSet) bool {
+	rs := s.waitRS("web", 5*time.Minute, "1000 replicas", func(rs *appsv1.ReplicaSet) bool {
 		return rs.Status.Replicas == 1000 && rs.Status.FullyLabeledReplicas == 1000
 	})
+	assert.Zero(t, rs.Status.ReadyReplicas, "nothing is ready before the test marks it")
+	assert.Zero(t, rs.Status.AvailableReplicas)
 	t.Logf("0 → 1000 pods counted in status after %s", time.Since(start).Round(time.Millisecond))
 	h := s.settle(rec, 2*time.Second)
 	assert.Equal(t, 1000, h.Created, "pods created")
@@ -45,7 +47,7 @@ func TestScaleUpTo1000(t *testing.T) {
 	assert.Len(t, activePods(s.listPods("app=scale-up")), 1000)
 
 	s.setPods(s.listPods("app=scale-up"), podState{bind: true, ready: ptr.To(true)})
-	rs := s.waitRS("web", 3*time.Minute, "1000 ready and available replicas", func(rs *appsv1.ReplicaSet) bool {
+	rs = s.waitRS("web", 3*time.Minute, "1000 ready and available replicas", func(rs *appsv1.ReplicaSet) bool {
 		return rs.Status.ReadyReplicas == 1000 && rs.Status.AvailableReplicas == 1000
 	})
 	assert.Equal(t, int32(1000), rs.Status.Replicas)

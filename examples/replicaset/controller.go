@@ -40,7 +40,7 @@ type Controller struct {
 	recorder     record.EventRecorder
 	broadcaster  record.EventBroadcaster // nil when the caller supplied the recorder
 	expectations expectationsCache
-	queue        workqueue.RateLimitingInterface[string]
+	queue        *workqueue.RateLimitingQueue[string]
 
 	podIndexer cache.Indexer
 	podLister  corelisters.PodLister
@@ -49,8 +49,9 @@ type Controller struct {
 	// syncHandler is the sync function; tests swap it to observe keys.
 	syncHandler func(ctx context.Context, key string) error
 
-	started atomic.Bool
-	synced  atomic.Bool
+	started    atomic.Bool
+	synced     atomic.Bool
+	hasWorkers atomic.Bool
 }
 
 // expectationsCache is the part of expectations.UIDTrackingControllerExpectations
@@ -177,6 +178,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	if cache.WaitForNamedCacheSyncWithContext(ctx, c.hasSynced...) {
 		c.synced.Store(true)
+		c.hasWorkers.Store(true)
 		for range c.cfg.workers {
 			wg.Go(func() {
 				for c.processNextWorkItem(workCtx) {
@@ -186,21 +188,19 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	c.synced.Store(false)
-	logger.Info("Draining the work queue", "name", name, "queued", c.queue.Len(), "timeout", c.cfg.drainTimeout)
-	timer := c.cfg.clock.NewTimer(c.cfg.drainTimeout)
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		c.queue.ShutDownWithDrain()
-	}()
-	select {
-	case <-drained:
-	case <-timer.C():
-		logger.Info("Drain timed out; cancelling in-flight syncs", "name", name)
-		cancelWork()
-		<-drained
+	if !c.hasWorkers.Load() {
+		// Nobody would hand the queued keys out: there is nothing to drain.
+		c.queue.ShutDown()
+		return nil
 	}
-	timer.Stop()
+	logger.Info("Draining the work queue", "name", name, "queued", c.queue.Len(), "timeout", c.cfg.drainTimeout)
+	drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.drainTimeout)
+	if err := c.queue.ShutDownWithDrainContext(drainCtx); err != nil {
+		// Workers still pull the remaining keys, and fail them fast now.
+		logger.Info("Drain timed out; cancelling in-flight syncs", "name", name)
+	}
+	cancelDrain()
+	cancelWork()
 	wg.Wait()
 	return nil
 }

@@ -44,6 +44,7 @@ func TestRunAgainstSimulatedCluster(t *testing.T) {
 			o := k.newOwner(7, fooBar)
 			o.SetResourceVersion("")
 			o.SetOwnerReferences(nil)
+			matchTemplateToSelector(o)
 			createOwner(t, ctx, client, o)
 			require.Eventually(t, func() bool { return readyPods(t, ctx, client) == 7 }, 20*time.Second, 10*time.Millisecond)
 			require.Eventually(t, c.HasSynced, time.Second, time.Millisecond)
@@ -62,6 +63,17 @@ func TestRunAgainstSimulatedCluster(t *testing.T) {
 			<-simDone
 			require.Error(t, c.Run(ctx), "Run twice")
 		})
+	}
+}
+
+// matchTemplateToSelector makes the pod template carry the selector's
+// labels, as API validation requires of real owners.
+func matchTemplateToSelector(o metav1.Object) {
+	switch x := o.(type) {
+	case *appsv1.ReplicaSet:
+		x.Spec.Template.Labels = fooBar
+	case *v1.ReplicationController:
+		x.Spec.Template.Labels = fooBar
 	}
 }
 

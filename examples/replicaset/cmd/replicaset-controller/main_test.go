@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+
+	"github.com/ctrlkit/ctrlkit/podranking"
+)
+
+// syncBuffer is a bytes.Buffer safe for the demo's concurrent printers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func demoOptions(kind string) options {
+	return options{
+		kind: kind, workers: 5, burst: 500, qps: 20, apiBurst: 30, drainTimeout: 5 * time.Second,
+		demo: true, simDelay: 20 * time.Millisecond, simNodes: 3, demoTimeout: 45 * time.Second,
+	}
+}
+
+// TestDemo plays the whole scripted demo for each kind and checks what it
+// proves: the owner settles at 5, every low-cost pod was deleted, and the
+// controller explained those choices by deletion cost.
+func TestDemo(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
+		t.Run(kind, func(t *testing.T) {
+			var out syncBuffer
+			start := time.Now()
+			res, err := simulate(context.Background(), demoOptions(kind), &out)
+			require.NoError(t, err, out.String())
+			assert.Less(t, time.Since(start), 30*time.Second)
+			assert.True(t, res.final.settled())
+			assert.Equal(t, int32(5), res.final.desired)
+			assert.Equal(t, 5, res.final.pods)
+			require.Len(t, res.cheap, lowCostPods)
+			assert.True(t, res.cheapDeleted)
+
+			byCost := map[string]bool{}
+			for _, d := range res.decisions {
+				for i, r := range d.Reasons {
+					if r.Rule == podranking.RuleDeletionCost && r.AFirst() {
+						byCost[d.Chosen[i].Name] = true
+					}
+				}
+			}
+			for _, name := range res.cheap {
+				assert.True(t, byCost[name], "pod %s chosen for its deletion cost", name)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				assert.True(t, strings.HasPrefix(line, "SIMULATED "), "every demo line is labelled: %q", line)
+			}
+			for _, want := range []string{"step 1/5", "step 2/5", "step 3/5", "step 4/5", "step 5/5", "lower deletion cost first", "done:"} {
+				assert.Contains(t, out.String(), want)
+			}
+		})
+	}
+}
+
+// TestRunExitCodes drives the binary's entry point.
+func TestRunExitCodes(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cases := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"help", []string{"--help"}, 0, ""},
+		{"unknown flag", []string{"--nope"}, 2, ""},
+		{"bad kind", []string{"--kind=deployment"}, 2, ""},
+		{"bad workers", []string{"--workers=0"}, 2, ""},
+		{"bad burst", []string{"--burst-replicas=-1"}, 2, ""},
+		{"bad qps", []string{"--kube-api-qps=0"}, 2, ""},
+		{"missing kubeconfig", []string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, ""},
+		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out syncBuffer
+			code := run(context.Background(), tc.args, &out, io.Discard)
+			assert.Equal(t, tc.code, code, out.String())
+			assert.Contains(t, out.String(), tc.out)
+		})
+	}
+}
+
+// TestInterruptDrainsAndExitsZero: with --demo=false the simulated cluster
+// idles until interrupted, then exits 0, under leader election too.
+func TestInterruptDrainsAndExitsZero(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, args := range [][]string{
+		{"--demo=false", "--health-addr="},
+		{"--demo=false", "--health-addr=", "--leader-elect", "--leader-elect-retry-period=50ms"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			var out syncBuffer
+			done := make(chan int, 1)
+			go func() { done <- run(ctx, args, &out, io.Discard) }()
+			require.Eventually(t, func() bool { return strings.Contains(out.String(), "runs idle") }, 10*time.Second, 10*time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // let it start leading and syncing
+			cancel()
+			select {
+			case code := <-done:
+				assert.Equal(t, 0, code)
+			case <-time.After(20 * time.Second):
+				t.Fatal("did not exit after the interrupt")
+			}
+		})
+	}
+}
+
+// TestLeaseReleasedAfterWork checks the shutdown order: work drains first,
+// then the lease is released (its holder cleared) for a successor.
+func TestLeaseReleasedAfterWork(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	client := fake.NewSimpleClientset()
+	cfg := leaseConfig{enabled: true, namespace: "kube-system", name: "l",
+		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	var workEnded time.Time
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- runWithLease(ctx, client, cfg, nil, func(wctx context.Context) {
+			close(started)
+			<-wctx.Done()
+			time.Sleep(50 * time.Millisecond) // a drain
+			workEnded = time.Now()
+		})
+	}()
+	<-started
+	lease, err := client.CoordinationV1().Leases("kube-system").Get(context.Background(), "l", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, *lease.Spec.HolderIdentity)
+	cancel()
+	require.NoError(t, <-done)
+	assert.False(t, workEnded.IsZero())
+	lease, err = client.CoordinationV1().Leases("kube-system").Get(context.Background(), "l", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, ptrString(lease.Spec.HolderIdentity), "lease released")
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func TestHealthServer(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var ready bool
+	var mu sync.Mutex
+	h, err := startHealthServer("127.0.0.1:0", nil, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ready {
+			return io.ErrUnexpectedEOF
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	defer h.stop()
+	get := func(path string) int {
+		resp, err := http.Get("http://" + h.Addr() + path)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusOK, get("/healthz"))
+	assert.Equal(t, http.StatusServiceUnavailable, get("/readyz"))
+	mu.Lock()
+	ready = true
+	mu.Unlock()
+	assert.Equal(t, http.StatusOK, get("/readyz"))
+	// A taken port is an error, not a panic.
+	_, err = startHealthServer(h.Addr(), nil, func() error { return nil })
+	require.Error(t, err)
+}
+
+func TestRestConfigChoosesTheCluster(t *testing.T) {
+	o := options{qps: 7, apiBurst: 9, inClusterCfg: func() (*rest.Config, error) { return nil, rest.ErrNotInCluster }}
+	cfg, err := o.restConfig()
+	require.NoError(t, err)
+	assert.Nil(t, cfg, "no kubeconfig and not in a cluster: simulated")
+	o.inClusterCfg = func() (*rest.Config, error) { return &rest.Config{Host: "https://10.0.0.1"}, nil }
+	cfg, err = o.restConfig()
+	require.NoError(t, err)
+	require.NotNil(t, cfg)
+	assert.Equal(t, float32(7), cfg.QPS)
+	assert.Equal(t, 9, cfg.Burst)
+}
