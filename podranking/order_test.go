@@ -268,8 +268,12 @@ func TestAllocationsConstant(t *testing.T) {
 		sel.PodsToDelete(pods, pods, n/20) // warm the pool
 		allocs[n] = testing.AllocsPerRun(20, func() { sel.PodsToDelete(pods, pods, n/20) })
 	}
-	assert.LessOrEqual(t, allocs[1000], 4.0, fmt.Sprint(allocs))
-	assert.Equal(t, allocs[1000], allocs[10000], "allocations must not grow with n")
+	// Without the race detector this is 2 (result and sort closure). The race
+	// detector makes sync.Pool drop a share of Puts at random, which adds a
+	// few pool refills on average, so allow slack without letting a
+	// per-pod allocation (thousands) through.
+	assert.LessOrEqual(t, allocs[1000], 10.0, fmt.Sprint(allocs))
+	assert.InDelta(t, allocs[1000], allocs[10000], 4, "allocations must not grow with n: %v", allocs)
 }
 
 func TestUIDPrefixOrder(t *testing.T) {

@@ -86,9 +86,6 @@ func RemoveCondition(status *appsv1.ReplicaSetStatus, condType appsv1.ReplicaSet
 // modified. A nil rs, client or ctx gives an error wrapping ErrNilObject,
 // ErrNilClient or ErrNilContext. The logger comes from ctx (klog.FromContext).
 func UpdateReplicaSetStatus(ctx context.Context, client appsv1client.ReplicaSetInterface, rs *appsv1.ReplicaSet, newStatus appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
-	var w statusWriter[*appsv1.ReplicaSet]
-	if client != nil {
-		w = client
-	}
-	return updateStatus[replicaSetKind](ctx, w, rs, newStatus)
+	// A nil client converts to a nil statusWriter, which the core reports.
+	return updateStatus[replicaSetKind](ctx, client, rs, newStatus)
 }

@@ -78,9 +78,6 @@ func RemoveReplicationControllerCondition(status *v1.ReplicationControllerStatus
 // budget (2 updates, 1 get) and error rules. The steady-state check has no
 // terminatingReplicas to compare.
 func UpdateReplicationControllerStatus(ctx context.Context, client corev1client.ReplicationControllerInterface, rc *v1.ReplicationController, newStatus v1.ReplicationControllerStatus) (*v1.ReplicationController, error) {
-	var w statusWriter[*v1.ReplicationController]
-	if client != nil {
-		w = client
-	}
-	return updateStatus[replicationControllerKind](ctx, w, rc, newStatus)
+	// A nil client converts to a nil statusWriter, which the core reports.
+	return updateStatus[replicationControllerKind](ctx, client, rc, newStatus)
 }

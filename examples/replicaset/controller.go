@@ -48,6 +48,9 @@ type Controller struct {
 
 	// syncHandler is the sync function; tests swap it to observe keys.
 	syncHandler func(ctx context.Context, key string) error
+	// candidatePods returns the pods a sync considers; podsForOwner, or the
+	// upstream-style namespace scan in the benchmark's baseline.
+	candidatePods func(o owner) ([]*v1.Pod, error)
 
 	started    atomic.Bool
 	synced     atomic.Bool
@@ -146,6 +149,7 @@ func newController(ctx context.Context, client kubernetes.Interface, podInformer
 	c.podLister = podInformer.Lister()
 	c.hasSynced = []cache.InformerSynced{podInf.HasSynced, ownerInf.HasSynced}
 	c.syncHandler = c.sync
+	c.candidatePods = c.podsForOwner
 	return c, nil
 }
 

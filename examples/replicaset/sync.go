@@ -63,7 +63,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 
-	allPods, err := c.podsForOwner(o)
+	allPods, err := c.candidatePods(o)
 	if err != nil {
 		return err
 	}
