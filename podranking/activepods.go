@@ -102,7 +102,7 @@ func (s ActivePodsWithRanks) Select(diff int) []*v1.Pod {
 	if diff >= len(s.Pods) {
 		return append([]*v1.Pod(nil), s.Pods...)
 	}
-	sc := defaultSelector.pool.Get().(*scratch)
+	sc := defaultSelector.acquire()
 	defer defaultSelector.release(sc)
 	o := defaultSelector.prepare(sc, s.Pods, s.Rank, nil, s.policy())
 	return o.take(sc.ents, diff)
@@ -114,7 +114,7 @@ func (s ActivePodsWithRanks) Sorted() []*v1.Pod {
 	if len(s.Pods) == 0 {
 		return nil
 	}
-	sc := defaultSelector.pool.Get().(*scratch)
+	sc := defaultSelector.acquire()
 	defer defaultSelector.release(sc)
 	o := defaultSelector.prepare(sc, s.Pods, s.Rank, nil, s.policy())
 	return o.sortAll(sc.ents)

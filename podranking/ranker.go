@@ -86,12 +86,24 @@ type entry struct {
 	idx  int32
 }
 
-// fastReady packs rule 6 for a ready pod under log scaling: a zero ready
-// time first (0), then the age bucket, then the first seven bytes of the UID.
-// Two different values decide rule 6 exactly as compareTimes would; equal
-// values (and every other case, packed as 0) defer to the full comparison.
+// fastReady packs the first rule after rank that can tell two pods with the
+// same head apart. Pods with equal heads are both ready or both not, so the
+// two encodings never meet. For a ready pod under log scaling it is rule 6: a
+// zero ready time first (0), then the age bucket, then the first seven bytes
+// of the UID. For a pod that is not ready, rule 6 does not apply and it is
+// rule 7: restart counts, inverted so more restarts sort first (reading them
+// eagerly here is cheap, as not-ready pods are few). Two different values
+// decide exactly as compareBuiltin would; equal values, and every other case
+// (packed as 0), defer to the full comparison.
 func fastReady(k *sortKey, pol *policy) uint64 {
-	if !k.hasReady || !pol.logScale || k.ready.zero {
+	if k.pod == nil {
+		return 0
+	}
+	if !k.hasReady {
+		reg, side := k.restarts()
+		return uint64(^uint32(reg))<<32 | uint64(^uint32(side))
+	}
+	if !pol.logScale || k.ready.zero {
 		return 0
 	}
 	return 1<<63 | uint64(k.ready.bucket+1)<<56 | k.uidHead>>8

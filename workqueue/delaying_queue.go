@@ -20,6 +20,10 @@ const maxTime = int64(math.MaxInt64)
 // AddAfter wakes it earlier, so this only bounds idle timer churn.
 const idleSleep = time.Hour
 
+// clockSlack is how far the clock may move while the delay loop sets its
+// timer before the loop measures again; a deadline may fire this late.
+const clockSlack = time.Millisecond
+
 // NewDelaying returns a queue for delayed adds. Every Queue supports
 // AddAfter, so this is New under the name client-go users look for. The
 // delay stage is a heap under the queue's lock plus one timer goroutine,
@@ -355,6 +359,13 @@ func (q *Queue[T]) loop(timer clock.Timer, ticker clock.Ticker) {
 		q.mu.Unlock()
 		timer.Stop()
 		timer.Reset(wait)
+		// The wait was measured from now. If the clock moved on before the
+		// timer was set (a fake clock stepped by a test, or a long
+		// preemption), the timer would fire late by that much, so measure
+		// again instead of sleeping.
+		if q.now()-now > int64(clockSlack) {
+			continue
+		}
 		select {
 		case <-q.stopCh:
 			return

@@ -122,12 +122,16 @@ func TestMetrics(t *testing.T) {
 	// Queue latency runs from the re-add, 25µs before it was handed out.
 	assert.Equal(t, []float64{50e-6, 25e-6}, p.latency.observations())
 
-	ch := make(chan struct{}, 1)
+	ch, longestCh := make(chan struct{}, 1), make(chan struct{}, 1)
 	p.unfinished.mu.Lock()
 	p.unfinished.notes = ch
 	p.unfinished.mu.Unlock()
+	p.longest.mu.Lock()
+	p.longest.notes = longestCh
+	p.longest.mu.Unlock()
 	c.Step(unfinishedRefresh)
 	<-ch
+	<-longestCh
 	near(t, unfinishedRefresh.Seconds(), p.unfinished.value())
 	near(t, unfinishedRefresh.Seconds(), p.longest.value())
 

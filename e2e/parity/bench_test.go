@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -125,7 +126,10 @@ func BenchmarkRanking(b *testing.B) {
 // BenchmarkExpectations is the hot path of a ReplicaSet-style controller,
 // from parallel goroutines over 1,000 owners: a sync expects one creation,
 // the informer observes it, the next sync checks the owner. One op is all
-// three calls. ctrlkit keys bind the owner's UID (OwnerKey), as the example
+// three calls. The owners are dealt out between the goroutines, as a
+// workqueue never hands one key to two workers at once; with shared keys an
+// Expect from one goroutine between another's Observe and Satisfied would
+// legitimately leave the owner unsatisfied, on both sides. ctrlkit keys bind the owner's UID (OwnerKey), as the example
 // controller does; upstream keys are namespace/name. Upstream gets the
 // production logger (klog.Background), whose V(4) calls are disabled.
 func BenchmarkExpectations(b *testing.B) {
@@ -139,13 +143,12 @@ func BenchmarkExpectations(b *testing.B) {
 	}
 	b.Run("ExpectObserveSatisfied/keys=1000/impl=ctrlkit", func(b *testing.B) {
 		c := expectations.NewControllerExpectations()
-		var start atomic.Uint64
+		var next atomic.Int64
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			i := int(start.Add(337))
-			for pb.Next() {
-				key := ckKeys[i%owners]
-				i++
+			mine := ownedKeys(ckKeys, int(next.Add(1)-1))
+			for i := 0; pb.Next(); i++ {
+				key := mine[i%len(mine)]
 				_ = c.ExpectCreations(key, 1)
 				c.CreationObserved(key)
 				if !c.SatisfiedExpectations(key) {
@@ -158,13 +161,12 @@ func BenchmarkExpectations(b *testing.B) {
 	b.Run("ExpectObserveSatisfied/keys=1000/impl=upstream", func(b *testing.B) {
 		c := upstream.NewControllerExpectations()
 		logger := klog.Background()
-		var start atomic.Uint64
+		var next atomic.Int64
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			i := int(start.Add(337))
-			for pb.Next() {
-				key := upKeys[i%owners]
-				i++
+			mine := ownedKeys(upKeys, int(next.Add(1)-1))
+			for i := 0; pb.Next(); i++ {
+				key := mine[i%len(mine)]
 				_ = c.ExpectCreations(logger, key, 1)
 				c.CreationObserved(logger, key)
 				if !c.SatisfiedExpectations(logger, key) {
@@ -174,6 +176,17 @@ func BenchmarkExpectations(b *testing.B) {
 			}
 		})
 	})
+}
+
+// ownedKeys deals keys out round-robin between GOMAXPROCS goroutines (the
+// RunParallel default) and returns goroutine g's share.
+func ownedKeys(keys []string, g int) []string {
+	n := runtime.GOMAXPROCS(0)
+	var mine []string
+	for i := g % n; i < len(keys); i += n {
+		mine = append(mine, keys[i])
+	}
+	return mine
 }
 
 // goroutinePerCallBatch is the baseline for slow start: the shape of the

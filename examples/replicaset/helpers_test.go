@@ -215,6 +215,20 @@ func (e *env) statusUpdates() int {
 	return n
 }
 
+// requireAsleep checks the owner still waits for add creations and del
+// deletions, and that a sync meanwhile does nothing to its pods.
+func (e *env) requireAsleep(o metav1.Object, add, del int64) {
+	e.t.Helper()
+	exp, ok, err := e.c.expectations.GetExpectations(e.expKey(o))
+	require.NoError(e.t, err)
+	require.True(e.t, ok, "expectations recorded")
+	gotAdd, gotDel := exp.GetExpectations()
+	require.Equal(e.t, [2]int64{add, del}, [2]int64{gotAdd, gotDel}, "pending (add, del)")
+	e.pc.Clear()
+	require.NoError(e.t, e.sync(o))
+	e.requireCounts(0, 0, 0)
+}
+
 func (e *env) expKey(o metav1.Object) string { return expectations.OwnerKeyFor(o) }
 
 func key(o metav1.Object) string { return o.GetNamespace() + "/" + o.GetName() }

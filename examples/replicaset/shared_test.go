@@ -102,11 +102,7 @@ func TestSharedScenarios(t *testing.T) {
 			e := newEnvWithOwner(t, k, o, WithBurstReplicas(4))
 			require.NoError(t, e.sync(o))
 			e.requireCounts(4, 0, 0)
-			exp, ok, err := e.c.expectations.GetExpectations(e.expKey(o))
-			require.NoError(t, err)
-			require.True(t, ok)
-			add, del := exp.GetExpectations()
-			assert.Equal(t, [2]int64{4, 0}, [2]int64{add, del})
+			e.requireAsleep(o, 4, 0)
 		}},
 		{"expectations gate the next sync", func(t *testing.T, k testKind) {
 			o := k.newOwner(2, fooBar)

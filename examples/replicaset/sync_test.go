@@ -188,14 +188,7 @@ func runBurst(t *testing.T, k testKind, burst, replicas int) {
 						e.c.addPod(klogFor(e), pod)
 					}
 				}
-				exp, ok, err := e.c.expectations.GetExpectations(expKey)
-				require.NoError(t, err)
-				require.True(t, ok)
-				add, _ := exp.GetExpectations()
-				require.Equal(t, int64(1), add)
-				e.pc.Clear()
-				require.NoError(t, e.sync(o))
-				e.requireCounts(0, 0, 0)
+				e.requireAsleep(o, 1, 0)
 				e.c.addPod(klogFor(e), pods[len(pods)-1])
 			} else {
 				want := min(len(pods)-target, burst)
@@ -219,14 +212,7 @@ func runBurst(t *testing.T, k testKind, burst, replicas int) {
 						e.c.deletePod(klogFor(e), p)
 					}
 				}
-				exp, ok, err := e.c.expectations.GetExpectations(expKey)
-				require.NoError(t, err)
-				require.True(t, ok)
-				_, del := exp.GetExpectations()
-				require.Equal(t, int64(1), del)
-				e.pc.Clear()
-				require.NoError(t, e.sync(o))
-				e.requireCounts(0, 0, 0)
+				e.requireAsleep(o, 0, 1)
 				e.c.deletePod(klogFor(e), gone[len(gone)-1])
 				pods = kept
 			}
@@ -433,33 +419,34 @@ func TestDoNotAdoptOrCreateIfBeingDeleted(t *testing.T) {
 	})
 }
 
-func TestDoNotAdoptOrCreateIfBeingDeletedRace(t *testing.T) {
-	forBothKinds(t, func(t *testing.T, k testKind) {
-		o := k.newOwner(2, fooBar)
-		// The API server already knows it is being deleted; the cache not.
-		inAPI := o.(runtime.Object).DeepCopyObject().(metav1.Object)
-		inAPI.SetDeletionTimestamp(ptr.To(metav1.Now()))
-		e := newEnv(t, k, []runtime.Object{inAPI.(runtime.Object)})
-		e.addOwner(o)
-		e.addPods(newPod("orphan", o, k, v1.PodRunning, fooBar, false))
-		require.Error(t, e.sync(o))
-		e.requireCounts(0, 0, 0)
-	})
-}
-
-func TestAdoptionRefusedWhenOwnerRecreated(t *testing.T) {
-	forBothKinds(t, func(t *testing.T, k testKind) {
-		o := k.newOwner(1, fooBar)
-		inAPI := o.(runtime.Object).DeepCopyObject().(metav1.Object)
-		inAPI.SetUID(uuid.NewUUID())
-		e := newEnv(t, k, []runtime.Object{inAPI.(runtime.Object)})
-		e.addOwner(o)
-		e.addPods(newPod("orphan", o, k, v1.PodRunning, fooBar, false))
-		err := e.sync(o)
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "is gone")
-		e.requireCounts(0, 0, 0)
-	})
+// TestAdoptionRechecksTheAPIServer: the cache says the owner is fine but an
+// uncached read says it is being deleted, or was re-created with another UID;
+// either way nothing is adopted or created and the sync fails.
+func TestAdoptionRechecksTheAPIServer(t *testing.T) {
+	cases := []struct {
+		name    string
+		mutate  func(inAPI metav1.Object)
+		wantErr string
+	}{
+		{"being deleted (race)", func(o metav1.Object) { o.SetDeletionTimestamp(ptr.To(metav1.Now())) }, "has just been deleted"},
+		{"re-created with another UID", func(o metav1.Object) { o.SetUID(uuid.NewUUID()) }, "is gone"},
+	}
+	for _, tc := range cases {
+		forBothKinds(t, func(t *testing.T, k testKind) {
+			t.Run(tc.name, func(t *testing.T) {
+				o := k.newOwner(2, fooBar)
+				inAPI := o.(runtime.Object).DeepCopyObject().(metav1.Object)
+				tc.mutate(inAPI)
+				e := newEnv(t, k, []runtime.Object{inAPI.(runtime.Object)})
+				e.addOwner(o)
+				e.addPods(newPod("orphan", o, k, v1.PodRunning, fooBar, false))
+				err := e.sync(o)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				e.requireCounts(0, 0, 0)
+			})
+		})
+	}
 }
 
 func TestUpdatePodOwnerChanges(t *testing.T) {

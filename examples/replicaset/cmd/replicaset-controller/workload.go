@@ -49,13 +49,61 @@ var demoLabels = map[string]string{"app": "demo"}
 func demoTemplate() v1.PodTemplateSpec {
 	return v1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: demoLabels},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+}
+
+// ownerAPI is the typed access a workload needs to its owner; scale and read
+// are written once over it.
+type ownerAPI[T any] struct {
+	get    func(ctx context.Context) (T, error)
+	update func(ctx context.Context, obj T) error
+	// setReplicas sets spec.replicas and bumps the generation, which the
+	// simulated API does not maintain.
+	setReplicas func(obj T, n int32)
+	// observe reads spec and status into a progress.
+	observe func(obj T) progress
+}
+
+func (a ownerAPI[T]) scale(ctx context.Context, n int32) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err := a.get(ctx)
+		if err != nil {
+			return err
+		}
+		a.setReplicas(obj, n)
+		return a.update(ctx, obj)
+	})
+}
+
+func (a ownerAPI[T]) reader(client kubernetes.Interface) func(ctx context.Context) (progress, error) {
+	return func(ctx context.Context) (progress, error) {
+		obj, err := a.get(ctx)
+		if err != nil {
+			return progress{}, err
+		}
+		return countPods(ctx, client, a.observe(obj))
 	}
 }
 
 func newWorkload(kind string, client kubernetes.Interface) workload {
 	if kind == kindReplicationController {
 		rcs := client.CoreV1().ReplicationControllers(demoNamespace)
+		api := ownerAPI[*v1.ReplicationController]{
+			get: func(ctx context.Context) (*v1.ReplicationController, error) {
+				return rcs.Get(ctx, demoName, metav1.GetOptions{})
+			},
+			update: func(ctx context.Context, rc *v1.ReplicationController) error {
+				_, err := rcs.Update(ctx, rc, metav1.UpdateOptions{})
+				return err
+			},
+			setReplicas: func(rc *v1.ReplicationController, n int32) { rc.Spec.Replicas = &n; rc.Generation++ },
+			observe: func(rc *v1.ReplicationController) progress {
+				s := rc.Status
+				return progress{desired: *rc.Spec.Replicas, current: s.Replicas, ready: s.ReadyReplicas,
+					available: s.AvailableReplicas, upToDate: s.ObservedGeneration >= rc.Generation}
+			},
+		}
 		return workload{
 			kind: "ReplicationController",
 			create: func(ctx context.Context, n int32) error {
@@ -66,32 +114,26 @@ func newWorkload(kind string, client kubernetes.Interface) workload {
 				}, metav1.CreateOptions{})
 				return err
 			},
-			scale: func(ctx context.Context, n int32) error {
-				return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-					rc, err := rcs.Get(ctx, demoName, metav1.GetOptions{})
-					if err != nil {
-						return err
-					}
-					rc.Spec.Replicas = &n
-					rc.Generation++ // the simulated API has no generation bookkeeping
-					_, err = rcs.Update(ctx, rc, metav1.UpdateOptions{})
-					return err
-				})
-			},
-			read: func(ctx context.Context) (progress, error) {
-				rc, err := rcs.Get(ctx, demoName, metav1.GetOptions{})
-				if err != nil {
-					return progress{}, err
-				}
-				s := rc.Status
-				return countPods(ctx, client, progress{
-					desired: *rc.Spec.Replicas, current: s.Replicas, ready: s.ReadyReplicas, available: s.AvailableReplicas,
-					upToDate: s.ObservedGeneration >= rc.Generation,
-				})
-			},
+			scale: api.scale,
+			read:  api.reader(client),
 		}
 	}
 	rss := client.AppsV1().ReplicaSets(demoNamespace)
+	api := ownerAPI[*appsv1.ReplicaSet]{
+		get: func(ctx context.Context) (*appsv1.ReplicaSet, error) {
+			return rss.Get(ctx, demoName, metav1.GetOptions{})
+		},
+		update: func(ctx context.Context, rs *appsv1.ReplicaSet) error {
+			_, err := rss.Update(ctx, rs, metav1.UpdateOptions{})
+			return err
+		},
+		setReplicas: func(rs *appsv1.ReplicaSet, n int32) { rs.Spec.Replicas = &n; rs.Generation++ },
+		observe: func(rs *appsv1.ReplicaSet) progress {
+			s := rs.Status
+			return progress{desired: *rs.Spec.Replicas, current: s.Replicas, ready: s.ReadyReplicas,
+				available: s.AvailableReplicas, upToDate: s.ObservedGeneration >= rs.Generation}
+		},
+	}
 	return workload{
 		kind: "ReplicaSet",
 		create: func(ctx context.Context, n int32) error {
@@ -102,29 +144,8 @@ func newWorkload(kind string, client kubernetes.Interface) workload {
 			}, metav1.CreateOptions{})
 			return err
 		},
-		scale: func(ctx context.Context, n int32) error {
-			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				rs, err := rss.Get(ctx, demoName, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				rs.Spec.Replicas = &n
-				rs.Generation++
-				_, err = rss.Update(ctx, rs, metav1.UpdateOptions{})
-				return err
-			})
-		},
-		read: func(ctx context.Context) (progress, error) {
-			rs, err := rss.Get(ctx, demoName, metav1.GetOptions{})
-			if err != nil {
-				return progress{}, err
-			}
-			s := rs.Status
-			return countPods(ctx, client, progress{
-				desired: *rs.Spec.Replicas, current: s.Replicas, ready: s.ReadyReplicas, available: s.AvailableReplicas,
-				upToDate: s.ObservedGeneration >= rs.Generation,
-			})
-		},
+		scale: api.scale,
+		read:  api.reader(client),
 	}
 }
 
