@@ -30,7 +30,11 @@ import (
 // rank once); a zero Now compares times plainly.
 //
 // Every call to Less re-extracts two keys; the Select and Sorted methods
-// extract each pod's key once and are much faster.
+// extract each pod's key once and are much faster. The instant classes of
+// rules 6 and 8 depend on the whole set: Less computes them once per sort and
+// caches them (see sortcache.go), and Swap keeps the cache aligned, so sort.Sort
+// sees one consistent order. Pods are treated as immutable during a sort, as
+// objects from an informer cache must be.
 type ActivePodsWithRanks struct {
 	// Pods is the list to order.
 	Pods []*v1.Pod
@@ -50,6 +54,7 @@ func (s ActivePodsWithRanks) Len() int { return len(s.Pods) }
 
 // Swap implements sort.Interface.
 func (s ActivePodsWithRanks) Swap(i, j int) {
+	s.swapCached(i, j)
 	s.Pods[i], s.Pods[j] = s.Pods[j], s.Pods[i]
 	if i < len(s.Rank) && j < len(s.Rank) {
 		s.Rank[i], s.Rank[j] = s.Rank[j], s.Rank[i]
@@ -66,6 +71,7 @@ func (s ActivePodsWithRanks) Compare(i, j int) int {
 	var a, b sortKey
 	pol.makeKey(&a, s.Pods[i], s.rank(i), i)
 	pol.makeKey(&b, s.Pods[j], s.rank(j), j)
+	s.classesOf(&pol, i, j, &a, &b)
 	_, c := pol.compareBuiltin(&a, &b)
 	return c
 }
@@ -88,6 +94,7 @@ func (s ActivePodsWithRanks) Explain(i, j int) Decision {
 	o := order{pol: s.policy(), keys: keys[:]}
 	o.pol.makeKey(&o.keys[0], s.Pods[i], s.rank(i), i)
 	o.pol.makeKey(&o.keys[1], s.Pods[j], s.rank(j), j)
+	s.classesOf(&o.pol, i, j, &o.keys[0], &o.keys[1])
 	return o.explain(0, 1)
 }
 

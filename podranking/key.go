@@ -32,7 +32,9 @@ type stamp struct {
 	bucket int16 // floor(log2(now - t)) in ns; -1 for t >= now; valid only when log scaling applies
 }
 
-func (a stamp) equal(b stamp) bool { return a.sec == b.sec && a.nsec == b.nsec }
+// equal reports whether two stamps are the same instant. The zero flag takes
+// part because the zero time and the Unix epoch would otherwise collide.
+func (a stamp) equal(b stamp) bool { return a.zero == b.zero && a.sec == b.sec && a.nsec == b.nsec }
 
 func (a stamp) after(b stamp) bool {
 	return a.sec > b.sec || (a.sec == b.sec && a.nsec > b.nsec)
@@ -49,6 +51,10 @@ type sortKey struct {
 	created  stamp
 	regular  int32
 	sidecar  int32
+	// r6 and r8 are the pod's instant classes for rules 6 and 8 (see
+	// class.go). Until classes are assigned they describe a class of one:
+	// the pod's own UID.
+	r6, r8   classRef
 	idx      int32 // input position: the final tie-break, which makes selection deterministic
 	hasReady bool
 	// restartsKnown marks regular and sidecar as filled. They are read
@@ -147,6 +153,8 @@ func (p *policy) makeKey(k *sortKey, pod *v1.Pod, rank int, i int) {
 	k.head = head
 	k.uid = pod.UID
 	k.uidHead = uidPrefix(pod.UID)
+	k.r6 = classRef{uid: k.uid, head: k.uidHead}
+	k.r8 = k.r6
 	k.created = p.stampOf(pod.CreationTimestamp.Time)
 }
 

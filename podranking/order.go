@@ -13,8 +13,9 @@ func cmpInt[T ~int | ~int32 | ~int64 | ~uint64 | ~int16](a, b T) int {
 
 // compareBuiltin applies upstream's eight rules to two keys. It returns the
 // deciding rule and -1 (a first), 1 (b first) or 0 (equivalent). It equals
-// upstream's Less in both directions on every pair except the equal-instant
-// corner described in the package documentation.
+// upstream's Less in both directions on every input whose instants are
+// distinct and on every pair whose instants are equal; see class.go for the
+// remaining pairs.
 func (p *policy) compareBuiltin(a, b *sortKey) (Rule, int) {
 	if a.head != b.head {
 		return headRule(a.head, b.head), cmpInt(a.head, b.head)
@@ -27,7 +28,7 @@ func (p *policy) compareBuiltin(a, b *sortKey) (Rule, int) {
 	}
 	// Equal heads mean equal readiness, so hasReady is true for both or neither.
 	if a.hasReady {
-		if c, decided := p.compareTimes(a.ready, b.ready, a, b); decided {
+		if c, decided := p.compareTimes(a.ready, b.ready, &a.r6, &b.r6); decided {
 			return RuleReadyTime, c
 		}
 	}
@@ -39,7 +40,7 @@ func (p *policy) compareBuiltin(a, b *sortKey) (Rule, int) {
 	if sa != sb {
 		return RuleRestarts, -cmpInt(sa, sb)
 	}
-	if c, decided := p.compareTimes(a.created, b.created, a, b); decided {
+	if c, decided := p.compareTimes(a.created, b.created, &a.r8, &b.r8); decided {
 		return RuleCreationTime, c
 	}
 	return RuleNone, 0
@@ -63,40 +64,49 @@ func headRule(a, b uint64) Rule {
 }
 
 // compareTimes is rules 6 and 8. decided=false means "fall through to the
-// next rule". The younger time goes first; a zero time goes before any other.
-// With log scaling, times in the same power-of-two bucket of age are ordered
-// by UID, and two equal UIDs with different instants are equivalent.
-//
-// The one deliberate departure from upstream: two equal, non-zero instants
-// under log scaling are ordered by UID when the UIDs differ, where upstream
-// falls through to the later rules. Upstream's choice makes its relation
-// cyclic (see the package documentation); ours keeps a strict weak order for
-// pods with distinct UIDs, which real pods always have.
-func (p *policy) compareTimes(ta, tb stamp, a, b *sortKey) (int, bool) {
-	if ta.equal(tb) {
-		if p.logScale && !ta.zero {
-			if c := cmpUID(a, b); c != 0 {
-				return c, true
-			}
-		}
-		return 0, false
-	}
+// next rule". Equal instants fall through; otherwise a zero time goes first,
+// then the younger time. Under log scaling, times in the same power-of-two
+// bucket of age compare by instant class (class.go): representative UID, then
+// multi, then instant. Two one-pod classes with equal UIDs are equivalent
+// (decided, 0), as upstream's UID comparison finds them.
+func (p *policy) compareTimes(ta, tb stamp, ca, cb *classRef) (int, bool) {
 	if ta.zero || tb.zero {
-		if ta.zero {
+		switch {
+		case ta.zero && tb.zero:
+			return 0, false
+		case ta.zero:
 			return -1, true
 		}
 		return 1, true
 	}
-	if !p.logScale {
-		if ta.after(tb) {
-			return -1, true
+	if p.logScale {
+		// Equal instants are not short-cut here: they share a class, so the
+		// key below is equal and they fall through. Deciding on the key alone
+		// keeps the order consistent even for keys grouped some other way.
+		if ta.bucket != tb.bucket {
+			return cmpInt(ta.bucket, tb.bucket), true
 		}
-		return 1, true
+		if c := cmpClass(ca, cb); c != 0 {
+			return c, true
+		}
+		if ca.multi != cb.multi {
+			// Only reachable with duplicate UIDs: a one-pod class first.
+			if cb.multi {
+				return -1, true
+			}
+			return 1, true
+		}
+		if !ca.multi {
+			return 0, true
+		}
 	}
-	if ta.bucket != tb.bucket {
-		return cmpInt(ta.bucket, tb.bucket), true
+	switch {
+	case ta.equal(tb):
+		return 0, false
+	case ta.after(tb):
+		return -1, true
 	}
-	return cmpUID(a, b), true
+	return 1, true
 }
 
 func cmpUID(a, b *sortKey) int {

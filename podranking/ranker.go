@@ -90,7 +90,8 @@ type entry struct {
 // same head apart. Pods with equal heads are both ready or both not, so the
 // two encodings never meet. For a ready pod under log scaling it is rule 6: a
 // zero ready time first (0), then the age bucket, then the first seven bytes
-// of the UID. For a pod that is not ready, rule 6 does not apply and it is
+// of the instant class's representative UID (so classes must be assigned
+// before entries are built). For a pod that is not ready, rule 6 does not apply and it is
 // rule 7: restart counts, inverted so more restarts sort first (reading them
 // eagerly here is cheap, as not-ready pods are few). Two different values
 // decide exactly as compareBuiltin would; equal values, and every other case
@@ -106,7 +107,7 @@ func fastReady(k *sortKey, pol *policy) uint64 {
 	if !pol.logScale || k.ready.zero {
 		return 0
 	}
-	return 1<<63 | uint64(k.ready.bucket+1)<<56 | k.uidHead>>8
+	return 1<<63 | uint64(k.ready.bucket+1)<<56 | k.r6.head>>8
 }
 
 // cmp is the total order selection uses: the rules, then input position.

@@ -34,6 +34,7 @@ type scratch struct {
 	ents   []entry
 	scores []int64
 	nodes  map[string]int
+	class  classScratch
 	locked bool // this is the Selector's sticky scratch, held under stickyMu
 }
 
@@ -180,8 +181,13 @@ func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, onNode map[
 		case i < len(ranks):
 			r = ranks[i]
 		}
+		pol.makeKey(&sc.keys[i], p, r, i)
+	}
+	// Classes depend on the whole set, so they come after every key and
+	// before the entries, whose fast field packs the rule-6 class.
+	sc.class.assignClasses(sc.keys, &pol)
+	for i := range sc.keys {
 		k := &sc.keys[i]
-		pol.makeKey(k, p, r, i)
 		sc.ents[i] = entry{head: k.head, rank: int64(k.rank), fast: fastReady(k, &pol), idx: int32(i)}
 	}
 	o := &order{pol: pol, keys: sc.keys, pods: pods, rankers: s.rankers, nFirst: len(s.cfg.first), slow: len(s.cfg.first) > 0}

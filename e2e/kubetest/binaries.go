@@ -161,8 +161,13 @@ func build(ctx context.Context, cfg *config, dir, k8sVersion string) error {
 		return nil // another process finished the build while we waited
 	}
 
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "build-")
-	if err != nil {
+	// The scratch directory is per key and taken under the lock, so what a
+	// killed build left behind is cleared here rather than piling up.
+	tmp := dir + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("clear build directory: %w", err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return fmt.Errorf("create build directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -124,4 +125,62 @@ func TestFreePorts(t *testing.T) {
 		seen[p] = true
 		assert.True(t, portClosed(p), "reserved port %d must be released", p)
 	}
+}
+
+func TestEnsureBinariesLookupOrder(t *testing.T) {
+	dir := t.TempDir()
+	exe := func(name string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+		return p
+	}
+	optAPI, envAPI, assetAPI := exe("opt-apiserver"), exe("env-apiserver"), exe("asset-apiserver")
+	optEtcd, envEtcd, assetEtcd := exe("opt-etcd"), exe("env-etcd"), exe("asset-etcd")
+	tests := []struct {
+		name     string
+		env      map[string]string
+		opts     []Option
+		wantAPI  string
+		wantEtcd string
+	}{
+		{"options win", map[string]string{"KUBETEST_KUBE_APISERVER": envAPI, "KUBETEST_ETCD": envEtcd},
+			[]Option{WithKubeAPIServerBinary(optAPI), WithEtcdBinary(optEtcd)}, optAPI, optEtcd},
+		{"kubetest variables before envtest's", map[string]string{"KUBETEST_KUBE_APISERVER": envAPI, "KUBETEST_ETCD": envEtcd,
+			"TEST_ASSET_KUBE_APISERVER": assetAPI, "TEST_ASSET_ETCD": assetEtcd}, nil, envAPI, envEtcd},
+		{"envtest variables", map[string]string{"TEST_ASSET_KUBE_APISERVER": assetAPI, "TEST_ASSET_ETCD": assetEtcd}, nil, assetAPI, assetEtcd},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"KUBETEST_KUBE_APISERVER", "KUBETEST_ETCD", "TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD"} {
+				t.Setenv(k, tt.env[k])
+			}
+			// A cache directory that does not exist proves nothing is built.
+			b, err := EnsureBinaries(context.Background(), append(tt.opts, WithCacheDir(filepath.Join(dir, "absent")))...)
+			require.NoError(t, err)
+			assert.Equal(t, Binaries{KubeAPIServer: tt.wantAPI, Etcd: tt.wantEtcd}, b)
+			assert.NoDirExists(t, filepath.Join(dir, "absent"))
+		})
+	}
+}
+
+// TestCachedBuildDir checks the cache key of this module: stable across
+// calls, remembered under the cheap build-list key, and named after the
+// Kubernetes version.
+func TestCachedBuildDir(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.cacheDir = t.TempDir()
+	first, version, err := cachedBuildDir(context.Background(), &cfg)
+	require.NoError(t, err)
+	assert.Regexp(t, `^v1\.\d+\.\d+$`, version)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(version)+`-[0-9a-f]{16}$`, filepath.Base(first))
+	refs, err := os.ReadDir(filepath.Join(cfg.cacheDir, "refs"))
+	require.NoError(t, err)
+	require.Len(t, refs, 1)
+	name, err := os.ReadFile(filepath.Join(cfg.cacheDir, "refs", refs[0].Name()))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Base(first), string(name))
+
+	second, _, err := cachedBuildDir(context.Background(), &cfg)
+	require.NoError(t, err)
+	assert.Equal(t, first, second)
 }

@@ -40,11 +40,13 @@ func replicasOrDefault(r *int32) int {
 // replicaSet adapts an apps/v1 ReplicaSet.
 type replicaSet struct{ *appsv1.ReplicaSet }
 
-func (r replicaSet) object() runtime.Object          { return r.ReplicaSet }
-func (r replicaSet) replicas() int                   { return replicasOrDefault(r.Spec.Replicas) }
-func (r replicaSet) minReadySeconds() int32          { return r.Spec.MinReadySeconds }
-func (r replicaSet) template() *v1.PodTemplateSpec   { return &r.Spec.Template }
-func (r replicaSet) readiness() (ready, avail int32) { return r.Status.ReadyReplicas, r.Status.AvailableReplicas }
+func (r replicaSet) object() runtime.Object        { return r.ReplicaSet }
+func (r replicaSet) replicas() int                 { return replicasOrDefault(r.Spec.Replicas) }
+func (r replicaSet) minReadySeconds() int32        { return r.Spec.MinReadySeconds }
+func (r replicaSet) template() *v1.PodTemplateSpec { return &r.Spec.Template }
+func (r replicaSet) readiness() (ready, avail int32) {
+	return r.Status.ReadyReplicas, r.Status.AvailableReplicas
+}
 
 // selector converts the LabelSelector. A nil selector is refused: the API
 // requires one, and converting nil would select nothing and then create

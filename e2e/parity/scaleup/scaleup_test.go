@@ -3,7 +3,6 @@ package scaleup
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,8 +48,7 @@ var (
 func TestMain(m *testing.M) {
 	// Both controllers log through klog; their progress lines (and
 	// upstream's read-your-writes retries) would bury the benchmark output.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	klog.SetLogger(logr.Discard())
 	code := m.Run()
 	if env != nil {
 		if err := env.Stop(); err != nil {

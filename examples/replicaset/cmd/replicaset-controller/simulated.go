@@ -216,15 +216,19 @@ func waitSettled(ctx context.Context, p *printer, w workload) (progress, error) 
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last progress
-	first := true
+	shown := ""
 	for {
 		cur, err := w.read(ctx)
 		if err != nil && ctx.Err() == nil {
 			return cur, fmt.Errorf("reading the %s: %w", w.kind, err)
 		}
-		if err == nil && (first || cur != last) {
-			p.printf("  %s", cur)
-			last, first = cur, false
+		if err == nil {
+			last = cur
+			// Print what the reader sees change; pod counts alone move often.
+			if line := cur.String(); line != shown {
+				p.printf("  %s", line)
+				shown = line
+			}
 		}
 		if err == nil && cur.settled() {
 			return cur, nil

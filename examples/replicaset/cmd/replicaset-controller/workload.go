@@ -27,7 +27,7 @@ func (p progress) settled() bool {
 }
 
 func (p progress) String() string {
-	return fmt.Sprintf("desired=%-3d current=%-3d ready=%-3d available=%-3d", p.desired, p.current, p.ready, p.available)
+	return fmt.Sprintf("desired=%3d current=%3d ready=%3d available=%3d", p.desired, p.current, p.ready, p.available)
 }
 
 // workload is the demo's handle on its owner, one per kind. Only the
