@@ -1,7 +1,7 @@
 package podranking
 
 import (
-	"strings"
+	"sort"
 	"testing"
 	"time"
 
@@ -27,7 +27,7 @@ func cornerPods(now time.Time) (a, b, c *v1.Pod) {
 }
 
 // TestEqualInstantCorner pins upstream's cyclic corner and ctrlkit's
-// resolution of it.
+// resolution of it by instant classes.
 func TestEqualInstantCorner(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	a, b, c := cornerPods(now)
@@ -39,16 +39,29 @@ func TestEqualInstantCorner(t *testing.T) {
 	assert.True(t, ref.Less(2, 1), "upstream: C before B by UID")
 	assert.True(t, ref.Less(1, 0), "upstream: B before A by restarts (equal instants fall through)")
 
-	// ctrlkit orders the equal-instant pair by UID: A < C < B, transitively.
+	// ctrlkit: A and B form one instant class represented by UID "a", C its
+	// own class "b-c". The same-instant pair falls through to restarts as
+	// upstream (B < A), A < C agrees with upstream, and B < C follows from
+	// the classes where upstream's UID comparison says C < B.
 	s := ActivePodsWithRanks{Pods: []*v1.Pod{a, b, c}, Rank: []int{0, 0, 0}, Now: metav1.NewTime(now)}
-	assert.True(t, s.Less(0, 2))
-	assert.True(t, s.Less(2, 1))
-	assert.True(t, s.Less(0, 1), "ctrlkit: A before B by UID")
+	assert.True(t, s.Less(1, 0), "same instant: restarts decide, as upstream")
+	assert.True(t, s.Less(0, 2), "A before C, as upstream")
+	assert.True(t, s.Less(1, 2), "B before C: class representative \"a\" < \"b-c\"")
 	checkStrictWeak(t, 3, s.Compare)
-	assert.Equal(t, []*v1.Pod{a, c, b}, s.Sorted())
-	d := s.Explain(0, 1)
+	assert.Equal(t, []*v1.Pod{b, a, c}, s.Sorted())
+	assert.Equal(t, []*v1.Pod{b, a}, NewSelector(WithNow(now)).PodsToDelete([]*v1.Pod{a, b, c}, nil, 2))
+	sorted := ActivePodsWithRanks{Pods: []*v1.Pod{c, a, b}, Rank: []int{0, 0, 0}, Now: s.Now}
+	sort.Sort(sorted)
+	assert.Equal(t, []*v1.Pod{b, a, c}, sorted.Pods, "sort.Interface sees the same consistent order")
+
+	d := s.Explain(1, 0)
+	assert.Equal(t, RuleRestarts, d.Rule)
+	assert.Contains(t, d.Note, "same ready instant")
+	assert.Contains(t, d.Note, "fell through")
+	d = s.Explain(1, 2)
 	assert.Equal(t, RuleReadyTime, d.Rule)
-	assert.Contains(t, d.Note, "equal instants")
+	assert.Equal(t, -1, d.Order)
+	assert.Contains(t, d.Note, `ready instants differ within log2 bucket 43: class representative UID "a" vs "b-c" (smallest UID of each pod's instant class)`)
 
 	// The predicate flags exactly the sets that contain the equal pair.
 	tests := []struct {
@@ -79,20 +92,82 @@ func TestEqualInstantCorner(t *testing.T) {
 	assert.True(t, HasEqualInstantTie([]*v1.Pod{a, b, c}, []*v1.Pod{a, b, c}, now))
 }
 
-// TestEqualInstantCreationCorner covers the same corner on rule 8, for
-// not-ready pods created at the same instant.
+// TestSameReadySecond is the common real-cluster case: API timestamps are
+// whole seconds, so two pods often become ready in the same second. Like
+// upstream, the one that restarted goes first, whatever the UIDs.
+func TestSameReadySecond(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	ready := metav1.NewTime(now.Add(-90 * time.Minute))
+	created := metav1.NewTime(now.Add(-2 * time.Hour))
+	for _, tt := range []struct {
+		name       string
+		uidCalm    types.UID
+		uidRestart types.UID
+	}{
+		{"restarting pod has the larger UID", "1", "2"},
+		{"restarting pod has the smaller UID", "2", "1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calm := fixture("calm", "n", v1.PodRunning, true, 0, 0, ready, created, nil)
+			restarting := fixture("restarting", "n", v1.PodRunning, true, 3, 0, ready, created, nil)
+			calm.UID, restarting.UID = tt.uidCalm, tt.uidRestart
+			pods := []*v1.Pod{calm, restarting}
+			s := ActivePodsWithRanks{Pods: pods, Rank: []int{0, 0}, Now: metav1.NewTime(now)}
+			ref := refSorter{pods: pods, rank: []int{0, 0}, now: now}
+			require.True(t, ref.Less(1, 0), "upstream deletes the restarting pod first")
+			assert.True(t, s.Less(1, 0))
+			assert.False(t, s.Less(0, 1))
+			assert.Equal(t, []*v1.Pod{restarting}, NewSelector(WithNow(now)).PodsToDelete(pods, pods, 1))
+			assert.Equal(t, RuleRestarts, s.Explain(0, 1).Rule)
+		})
+	}
+}
+
+// TestEqualInstantCreationCorner covers rule 8: not-ready pods created at the
+// same instant fall through (here to the end: equivalent), as upstream.
 func TestEqualInstantCreationCorner(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	created := metav1.NewTime(now.Add(-time.Hour))
 	p1 := fixture("p1", "n", v1.PodPending, false, 0, 0, metav1.Time{}, created, nil)
 	p2 := fixture("p2", "n", v1.PodPending, false, 0, 0, metav1.Time{}, created, nil)
-	p1.UID, p2.UID = "2", "1"
-	s := ActivePodsWithRanks{Pods: []*v1.Pod{p1, p2}, Now: metav1.NewTime(now)}
+	p3 := fixture("p3", "n", v1.PodPending, false, 0, 0, metav1.Time{}, metav1.NewTime(now.Add(-70*time.Minute)), nil)
+	p1.UID, p2.UID, p3.UID = "3", "1", "2"
+	s := ActivePodsWithRanks{Pods: []*v1.Pod{p1, p2, p3}, Now: metav1.NewTime(now)}
+	ref := refSorter{pods: s.Pods, rank: []int{0, 0, 0}, now: now}
 	assert.True(t, s.HasEqualInstantTie())
-	assert.True(t, s.Less(1, 0), "ordered by UID")
-	assert.False(t, refSorter{pods: s.Pods, rank: []int{0, 0}, now: now}.Less(1, 0), "upstream finds them equivalent")
-	// Equal UIDs fall through exactly like upstream (here: to the end, equivalent).
-	p2.UID = "2"
-	assert.Equal(t, 0, s.Compare(0, 1))
-	assert.True(t, strings.Contains(s.Explain(0, 1).String(), "equivalent"))
+	assert.Equal(t, 0, s.Compare(0, 1), "same creation instant: equivalent")
+	assert.False(t, ref.Less(0, 1) || ref.Less(1, 0), "upstream finds them equivalent too")
+	d := s.Explain(0, 1)
+	assert.Contains(t, d.String(), "equivalent")
+	assert.Contains(t, d.Note, "same creation instant")
+	// Upstream: p2 < p3 < p1 by UID, yet p1 ~ p2: not a strict weak order.
+	// ctrlkit: class {p1, p2} is represented by "1", so both go before p3.
+	assert.True(t, ref.Less(2, 0) && ref.Less(1, 2))
+	assert.True(t, s.Less(0, 2))
+	assert.True(t, s.Less(1, 2))
+	checkStrictWeak(t, 3, s.Compare)
+	assert.Contains(t, s.Explain(0, 2).Note, `creation instants differ within log2 bucket`)
+}
+
+// TestDuplicateUIDClasses covers the one case where two instant classes share
+// a representative: duplicate UIDs (upstream's unit tests leave UIDs empty).
+// One-pod classes with equal UIDs stay equivalent, as upstream finds them;
+// the order stays a strict weak order.
+func TestDuplicateUIDClasses(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	created := at(48 * time.Hour)
+	x := fixture("x", "n", v1.PodRunning, true, 0, 0, at(3*time.Hour), created, nil)
+	x2 := fixture("x2", "n", v1.PodRunning, true, 4, 0, at(3*time.Hour), created, nil)
+	y := fixture("y", "n", v1.PodRunning, true, 9, 0, at(210*time.Minute), created, nil)
+	z := fixture("z", "n", v1.PodRunning, true, 1, 0, at(4*time.Hour), created, nil)
+	// All UIDs empty.
+	pair := ActivePodsWithRanks{Pods: []*v1.Pod{y, z}, Now: metav1.NewTime(now)}
+	assert.Equal(t, 0, pair.Compare(0, 1), "distinct instants, equal UIDs: equivalent as upstream")
+	ref := refSorter{pods: pair.Pods, rank: []int{0, 0}, now: now}
+	assert.False(t, ref.Less(0, 1) || ref.Less(1, 0))
+	all := ActivePodsWithRanks{Pods: []*v1.Pod{x, x2, y, z}, Now: metav1.NewTime(now)}
+	checkStrictWeak(t, 4, all.Compare)
+	assert.True(t, all.Less(1, 0), "same instant: restarts decide")
+	assert.Equal(t, 0, all.Compare(2, 3), "one-pod classes with equal UIDs stay equivalent")
 }

@@ -88,11 +88,42 @@ func (o *order) explain(i, j int) Decision {
 		d.AValue = fmt.Sprintf("regular %d, sidecar %d", a.regular, a.sidecar)
 		d.BValue = fmt.Sprintf("regular %d, sidecar %d", b.regular, b.sidecar)
 	case RuleReadyTime:
-		d.AValue, d.BValue, d.Note = o.timeValues(a.ready, b.ready, a, b)
+		d.AValue, d.BValue, d.Note = o.timeValues("ready", a.ready, b.ready, &a.r6, &b.r6, a, b)
 	case RuleCreationTime:
-		d.AValue, d.BValue, d.Note = o.timeValues(a.created, b.created, a, b)
+		d.AValue, d.BValue, d.Note = o.timeValues("creation", a.created, b.created, &a.r8, &b.r8, a, b)
+	}
+	if rule != RuleExtension || ranker >= o.nFirst {
+		d.Note = joinNote(d.Note, o.fellThrough(rule, a, b))
 	}
 	return d
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// fellThrough names the time rules a decision by a later rule passed over
+// because the two pods share an instant class, as upstream passes over equal
+// instants.
+func (o *order) fellThrough(rule Rule, a, b *sortKey) string {
+	if !o.pol.logScale || a.pod == nil || b.pod == nil || a.head != b.head || a.rank != b.rank {
+		return ""
+	}
+	note := ""
+	later := rule == RuleNone || rule == RuleExtension
+	if a.hasReady && !a.ready.zero && (later || rule == RuleRestarts || rule == RuleCreationTime) && a.ready.equal(b.ready) {
+		note = "same ready instant " + fmtStamp(a.ready) + ": fell through"
+	}
+	if later && !a.created.zero && a.created.equal(b.created) {
+		note = joinNote(note, "same creation instant "+fmtStamp(a.created)+": fell through")
+	}
+	return note
 }
 
 func nilness(k *sortKey) string {
@@ -135,7 +166,7 @@ func fmtStamp(s stamp) string {
 	return time.Unix(s.sec, int64(s.nsec)).UTC().Format(time.RFC3339Nano)
 }
 
-func (o *order) timeValues(ta, tb stamp, a, b *sortKey) (string, string, string) {
+func (o *order) timeValues(what string, ta, tb stamp, ca, cb *classRef, a, b *sortKey) (string, string, string) {
 	av, bv := fmtStamp(ta), fmtStamp(tb)
 	switch {
 	case ta.zero || tb.zero:
@@ -144,9 +175,19 @@ func (o *order) timeValues(ta, tb stamp, a, b *sortKey) (string, string, string)
 		return av, bv, "plain comparison, more recent first"
 	case ta.bucket != tb.bucket:
 		return av, bv, fmt.Sprintf("log2 age buckets %d vs %d, younger bucket first", ta.bucket, tb.bucket)
-	case ta.equal(tb):
-		return av, bv, fmt.Sprintf("equal instants in log2 bucket %d, ordered by UID %q vs %q (ctrlkit's fix of upstream's cyclic corner)", ta.bucket, a.uid, b.uid)
+	}
+	whose := "each pod's own UID"
+	if ca.uid != a.uid || cb.uid != b.uid || ca.multi || cb.multi {
+		whose = "smallest UID of each pod's instant class"
+	}
+	switch {
+	case cmpClass(ca, cb) != 0:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: class representative UID %q vs %q (%s)", what, ta.bucket, ca.uid, cb.uid, whose)
+	case ca.multi != cb.multi:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal class representative UID %q, the class of one pod first", what, ta.bucket, ca.uid)
+	case ca.multi:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal class representative UID %q, more recent first", what, ta.bucket, ca.uid)
 	default:
-		return av, bv, fmt.Sprintf("same log2 bucket %d, ordered by UID %q vs %q", ta.bucket, a.uid, b.uid)
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal UIDs %q, equivalent as upstream", what, ta.bucket, ca.uid)
 	}
 }

@@ -42,15 +42,15 @@ func (a stamp) after(b stamp) bool {
 
 // sortKey is everything the rules read from one pod, extracted once.
 type sortKey struct {
-	pod      *v1.Pod
-	uidHead  uint64 // first 8 bytes of uid, big-endian and zero-padded: decides almost every UID comparison without touching the string's memory
-	uid      types.UID
-	rank     int
-	head     uint64
-	ready    stamp
-	created  stamp
-	regular  int32
-	sidecar  int32
+	pod     *v1.Pod
+	uidHead uint64 // first 8 bytes of uid, big-endian and zero-padded: decides almost every UID comparison without touching the string's memory
+	uid     types.UID
+	rank    int
+	head    uint64
+	ready   stamp
+	created stamp
+	regular int32
+	sidecar int32
 	// r6 and r8 are the pod's instant classes for rules 6 and 8 (see
 	// class.go). Until classes are assigned they describe a class of one:
 	// the pod's own UID.

@@ -40,6 +40,10 @@
 //     of dropping queued work, and leaves no goroutine behind.
 //   - The read-your-writes consistency store of upstream v1.36 (KEP-5647)
 //     is not implemented; expectations alone guard against stale caches.
+//   - A pod turning ready still schedules a check after minReadySeconds, but
+//     ctrlkit's queue folds that delayed add into the immediate one the same
+//     event makes (kubernetes#126027); the sync that follows schedules the
+//     check at the exact availability time, so nothing is lost.
 //   - WithScaleDownReporter reports every scale-down with podranking's
 //     explanation of each choice.
 package replicaset

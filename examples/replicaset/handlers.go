@@ -27,10 +27,10 @@ func (c *Controller) addOwner(logger klog.Logger, obj any) {
 	c.enqueue(o)
 }
 
-// updateOwner enqueues on every update, resyncs included: the periodic resync
-// is what retries owners whose last sync was lost. A changed UID means the
-// owner was deleted and re-created between two observations, so the old
-// incarnation is deleted first.
+// updateOwner enqueues on every update, resyncs included, as upstream does:
+// with a resync period on the informer factory that periodically re-checks
+// every owner. A changed UID means the owner was deleted and re-created
+// between two observations, so the old incarnation is deleted first.
 func (c *Controller) updateOwner(logger klog.Logger, oldObj, curObj any) {
 	cur, ok := c.kind.fromObject(curObj)
 	if !ok {
