@@ -6,18 +6,19 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// HasEqualInstantTie reports whether any two pods of s hit the corner where
-// upstream's Less is not a strict weak order: their comparison reaches the
-// log-scaled ready-time rule (6) or creation-time rule (8), with log scaling
-// on and Now non-zero, and the two instants are exactly equal and non-zero.
-// Upstream falls through to later rules there, while the same pods against a
-// third pod in the same bucket are ordered by UID, which can form a cycle;
-// ctrlkit orders such a pair by UID instead. On inputs where this reports
-// false (and UIDs are distinct), ctrlkit's order equals upstream's on every
-// pair and is a strict weak order, so Select and PodsToDelete return what
-// upstream's sort-then-slice returns, up to the order of pods every rule finds
-// equivalent. Differential tests skip exactly the inputs for which it is
-// true. It runs in O(n) expected time.
+// HasEqualInstantTie reports whether any two pods of s have exactly equal,
+// non-zero instants at a rule that compares them on the log scale: the ready
+// time rule (6) or the creation time rule (8), reached with rules 1 to 5 (and
+// 7 for rule 8) tied, with log scaling on and Now non-zero. Such pods form an
+// instant class of several pods. ctrlkit agrees with upstream on the pair
+// itself (both fall through to the later rules), but a pod of another class
+// in the same bucket is ordered against them by the class representative,
+// the smallest UID of their class, where upstream uses each pod's own UID and
+// can be cyclic. On inputs where this reports false, every class holds one
+// pod, ctrlkit's order equals upstream's on every pair, and Select and
+// PodsToDelete return what upstream's sort-then-slice returns, up to the
+// order of pods every rule finds equivalent. Differential tests skip exactly
+// the inputs for which it is true. It runs in O(n) expected time.
 func (s ActivePodsWithRanks) HasEqualInstantTie() bool {
 	pol := s.policy()
 	if !pol.logScale {

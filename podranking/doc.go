@@ -15,11 +15,11 @@
 // ZoneSpread ranker, and Decision, which explains which rule ordered two pods.
 //
 // Times (rules 6 and 8). If Now or either time is zero, or log scaling is off,
-// a zero time goes first, then the more recent time. Otherwise each time's age
-// falls into bucket floor(log2(age in ns)), computed with math.Log2 on the
-// float64 duration exactly as upstream (ages <= 0 are bucket -1); the younger
-// bucket goes first and times in the same bucket are ordered by UID. Equal
-// instants fall through to the next rule.
+// a zero time goes first, then the more recent time, and equal times fall
+// through to the next rule. Otherwise each time's age falls into bucket
+// floor(log2(age in ns)), computed with math.Log2 on the float64 duration
+// exactly as upstream (ages <= 0 are bucket -1), and the younger bucket goes
+// first. Within a bucket ctrlkit compares instant classes (class.go).
 //
 // The equal-instant corner. Upstream lets two pods whose instants are exactly
 // equal fall through to later rules, while pods in the same bucket with
@@ -27,16 +27,26 @@
 // instant and C ready at another instant of the same bucket, UIDs a < c < b
 // and B restarting more than A, upstream says A < C (UID), C < B (UID) and
 // B < A (restarts): a cycle, so its sort result depends on the algorithm's
-// comparison sequence. ctrlkit orders an equal-instant pair by UID when the
-// UIDs differ (and falls through like upstream when they are equal), which
-// makes the order a strict weak order whenever UIDs are distinct. It equals
-// upstream's Less on every pair outside this corner; HasEqualInstantTie tells
-// whether an input contains such a pair, so differential tests can skip it.
+// comparison sequence. ctrlkit groups the pods of one ranking that meet at the
+// rule by exact instant; each class is represented by its smallest UID, and
+// the rule compares (bucket, representative). Same-instant pods share the key
+// and fall through exactly as upstream (API timestamps are whole seconds, so
+// this is the common case: of two pods ready in the same second, the one that
+// restarted goes first); pods with different instants compare by their
+// classes' representatives, which are their own UIDs whenever no other pod
+// shares their instant. Above, class {A, B} is represented by a, so
+// B < A < C. The order is a strict weak order on every input, equals upstream's
+// Less on every input with distinct instants and on every same-instant pair,
+// and differs only on pairs across two classes one of which holds several
+// pods (B against C above). HasEqualInstantTie reports whether an input
+// contains such classes, so differential tests can skip it.
 //
 // Deliberate differences from upstream (issue 5):
 //   - PodsToDelete never reorders its input and returns a new slice; upstream
 //     sorts the caller's slice in place.
-//   - Equal non-zero instants under log scaling are ordered by UID (above).
+//   - Within a log bucket, different instants compare by instant class
+//     representative, not by the pods' own UIDs, when a class holds several
+//     pods (above): upstream's relation is cyclic there.
 //   - Pods every rule finds equivalent keep their input order; upstream's
 //     unstable sort.Sort may permute them.
 //   - Nil pods, a Rank shorter than Pods, diff < 0 and diff > len do not

@@ -23,7 +23,9 @@ type Decision struct {
 	Order int
 	// AValue and BValue are the values Rule compared, rendered for humans.
 	AValue, BValue string
-	// Note adds context: the log2 bucket and UID tie-break for time rules.
+	// Note adds context: for time rules the log2 buckets and the instant
+	// classes compared, and for any later rule the time rules it fell
+	// through because the pods share an instant.
 	Note string
 }
 

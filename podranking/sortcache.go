@@ -90,12 +90,16 @@ func (e *lessCache) valid(i int, k *sortKey) bool {
 }
 
 func (s ActivePodsWithRanks) buildCache(pol *policy) *lessCache {
-	keys := make([]sortKey, len(s.Pods))
+	// Grouping borrows the default Selector's pooled scratch, so a build
+	// allocates only the entry it keeps.
+	sc := defaultSelector.acquire()
+	defer defaultSelector.release(sc)
+	sc.keys = grow(sc.keys, len(s.Pods))
+	keys := sc.keys
 	for i, p := range s.Pods {
 		pol.makeKey(&keys[i], p, s.rank(i), i)
 	}
-	var cs classScratch
-	cs.assignClasses(keys, pol)
+	sc.class.assignClasses(keys, pol)
 	pods, ranks := s.sliceIDs()
 	e := &lessCache{pods: pods, ranks: ranks, n: len(s.Pods), nr: len(s.Rank), pol: *pol, at: make([]lessEntry, len(keys))}
 	for i := range keys {
