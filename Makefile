@@ -21,6 +21,7 @@ vet:
 
 staticcheck:
 	$(GO) run $(STATICCHECK) $(PKGS)
+	cd e2e && $(GO) run $(STATICCHECK) ./...
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)

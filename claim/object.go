@@ -120,22 +120,30 @@ func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, fil
 	}
 	var claimed []T
 	var errs []error
-	match := func(obj metav1.Object) bool {
-		typed, ok := obj.(T)
-		if !ok || !m.selectorMatches(obj.GetLabels()) {
+	// The controller's facts and the selector are read once for the whole
+	// loop, and the closures take T directly, so the per-object cost is the
+	// owner-reference scan plus, for our own objects and orphans, one
+	// selector match.
+	facts := m.controllerFacts()
+	sel := m.Selector
+	match := func(obj T) bool {
+		// A nil selector matches nothing (see BaseControllerRefManager).
+		if sel == nil || !sel.Matches(labels.Set(obj.GetLabels())) {
 			return false
 		}
 		for _, filter := range filters {
-			if filter != nil && !filter(typed) {
+			if filter != nil && !filter(obj) {
 				return false
 			}
 		}
 		return true
 	}
-	adopt := func(ctx context.Context, obj metav1.Object) error { return m.Adopt(ctx, obj.(T)) }
-	release := func(ctx context.Context, obj metav1.Object) error { return m.Release(ctx, obj.(T)) }
 	for _, obj := range objs {
-		owned, err := m.ClaimObject(ctx, obj, match, adopt, release)
+		if isNil(obj) {
+			errs = append(errs, ErrNilObject)
+			continue
+		}
+		owned, err := claimOne(ctx, facts, obj, match, m.Adopt, m.Release)
 		if err != nil {
 			errs = append(errs, err)
 			continue

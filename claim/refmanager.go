@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var (
@@ -88,10 +89,34 @@ func (m *BaseControllerRefManager) ClaimObject(ctx context.Context, obj metav1.O
 	if isNil(obj) {
 		return false, ErrNilObject
 	}
+	return claimOne(ctx, m.controllerFacts(), obj, match, adopt, release)
+}
+
+// controllerFacts are the parts of the controller that every ClaimObject
+// decision reads. A claim loop gathers them once instead of once per object.
+type controllerFacts struct {
+	uid       types.UID
+	namespace string
+	deleting  bool
+}
+
+func (m *BaseControllerRefManager) controllerFacts() controllerFacts {
+	return controllerFacts{
+		uid:       m.Controller.GetUID(),
+		namespace: m.Controller.GetNamespace(),
+		deleting:  m.Controller.GetDeletionTimestamp() != nil,
+	}
+}
+
+// claimOne is ClaimObject once the controller and obj are known to be
+// non-nil. match runs only when the outcome depends on it, so objects owned
+// by another controller cost one owner-reference scan.
+func claimOne[O metav1.Object](ctx context.Context, c controllerFacts, obj O, match func(O) bool,
+	adopt, release func(context.Context, O) error) (bool, error) {
 	matches := func() bool { return match != nil && match(obj) }
 
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-		if ref.UID != m.Controller.GetUID() {
+		if ref.UID != c.uid {
 			return false, nil
 		}
 		if matches() {
@@ -99,7 +124,7 @@ func (m *BaseControllerRefManager) ClaimObject(ctx context.Context, obj metav1.O
 		}
 		// A controller that is going away must not shed its objects: the
 		// garbage collector will handle them with the owner.
-		if m.Controller.GetDeletionTimestamp() != nil {
+		if c.deleting {
 			return false, nil
 		}
 		if release == nil {
@@ -112,7 +137,7 @@ func (m *BaseControllerRefManager) ClaimObject(ctx context.Context, obj metav1.O
 	}
 
 	// An orphan.
-	if m.Controller.GetDeletionTimestamp() != nil || !matches() {
+	if c.deleting || !matches() {
 		return false, nil
 	}
 	if obj.GetDeletionTimestamp() != nil {
@@ -120,7 +145,7 @@ func (m *BaseControllerRefManager) ClaimObject(ctx context.Context, obj metav1.O
 	}
 	// Owner references cannot cross namespaces; only a cluster-scoped
 	// controller may adopt objects in any namespace.
-	if ns := m.Controller.GetNamespace(); ns != "" && ns != obj.GetNamespace() {
+	if c.namespace != "" && c.namespace != obj.GetNamespace() {
 		return false, nil
 	}
 	if adopt == nil {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,5 +104,61 @@ func BenchmarkSortActivePodsWithRanks(b *testing.B) {
 				sort.Sort(ActivePodsWithRanks{Pods: work, Rank: rk, Now: metav1.NewTime(testNow)})
 			}
 		})
+	}
+}
+
+// BenchmarkPodsToDeleteWholeSeconds is BenchmarkPodsToDelete on timestamps
+// truncated to whole seconds, as the API server stores them, so many pods
+// share an instant and the instant classes of rules 6 and 8 are non-trivial.
+func BenchmarkPodsToDeleteWholeSeconds(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		pods := make([]*v1.Pod, n)
+		for i, p := range benchPods(n) {
+			q := p.DeepCopy()
+			q.CreationTimestamp = metav1.NewTime(q.CreationTimestamp.Truncate(time.Second))
+			for c := range q.Status.Conditions {
+				q.Status.Conditions[c].LastTransitionTime = metav1.NewTime(q.Status.Conditions[c].LastTransitionTime.Truncate(time.Second))
+			}
+			pods[i] = q
+		}
+		sel := NewSelector(WithNow(testNow))
+		diff := n * 5 / 100
+		b.Run(fmt.Sprintf("N=%d/diff=5%%", n), func(b *testing.B) {
+			b.ReportAllocs()
+			sel.PodsToDelete(pods, pods, diff)
+			for b.Loop() {
+				sel.PodsToDelete(pods, pods, diff)
+			}
+		})
+	}
+}
+
+// BenchmarkAssignClasses isolates the instant-class grouping that every
+// ranking under log scaling adds (two hash passes over the keys).
+func BenchmarkAssignClasses(b *testing.B) {
+	pods := benchPods(10_000)
+	pol := newPolicy(testNow, false, false)
+	keys := make([]sortKey, len(pods))
+	var cs classScratch
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, p := range pods {
+			pol.makeKey(&keys[i], p, 0, i)
+		}
+		cs.assignClasses(keys, &pol)
+	}
+}
+
+// BenchmarkMakeKeys is the key extraction alone, the baseline for
+// BenchmarkAssignClasses.
+func BenchmarkMakeKeys(b *testing.B) {
+	pods := benchPods(10_000)
+	pol := newPolicy(testNow, false, false)
+	keys := make([]sortKey, len(pods))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, p := range pods {
+			pol.makeKey(&keys[i], p, 0, i)
+		}
 	}
 }

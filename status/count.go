@@ -35,37 +35,64 @@ type ReplicaCounts struct {
 // selector matches everything.
 func CountReplicas(activePods []*v1.Pod, templateLabels map[string]string, minReadySeconds int32, now time.Time) ReplicaCounts {
 	var c ReplicaCounts
+	// Flattened once here rather than ranging over the map for every pod:
+	// map iteration is the expensive part of the check (it seeds a random
+	// start each time), and a sync counts every pod of the workload.
+	// Templates rarely carry more than a handful of labels; the buffer keeps
+	// the flattened copy on the stack for them.
+	var buf [8]labelPair
+	want := appendLabelPairs(buf[:0], templateLabels)
 	for _, pod := range activePods {
 		if pod == nil {
 			continue
 		}
 		c.Replicas++
-		if hasLabels(pod.Labels, templateLabels) {
+		if want.matches(pod.Labels) {
 			c.FullyLabeledReplicas++
 		}
-		if !podstate.IsReady(pod) {
-			continue
-		}
-		c.ReadyReplicas++
+		// Available implies ready, so in the common steady state (every pod
+		// available) the conditions are scanned once instead of twice.
 		if podstate.IsAvailable(pod, minReadySeconds, now) {
+			c.ReadyReplicas++
 			c.AvailableReplicas++
+		} else if podstate.IsReady(pod) {
+			c.ReadyReplicas++
 		}
 	}
 	return c
 }
 
-// hasLabels reports whether have includes every key of want with the same
-// value, which is what matching want as an equality selector means (a wanted
-// empty value still needs the key present). It avoids building a selector per
-// call.
-func hasLabels(have, want map[string]string) bool {
-	if len(want) > len(have) {
+// labelMatcher is an equality selector flattened to a slice, so matching it
+// against many label sets iterates the slice rather than the map.
+type labelMatcher []labelPair
+
+type labelPair struct{ key, value string }
+
+// appendLabelPairs appends the pairs of want to dst, in no particular order.
+func appendLabelPairs(dst labelMatcher, want map[string]string) labelMatcher {
+	for k, v := range want {
+		dst = append(dst, labelPair{k, v})
+	}
+	return dst
+}
+
+// matches reports whether have includes every wanted key with the same
+// value, which is what matching an equality selector means (a wanted empty
+// value still needs the key present).
+func (m labelMatcher) matches(have map[string]string) bool {
+	if len(m) > len(have) {
 		return false
 	}
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
+	for _, p := range m {
+		if got, ok := have[p.key]; !ok || got != p.value {
 			return false
 		}
 	}
 	return true
+}
+
+// hasLabels is the one-off form of labelMatcher.matches.
+func hasLabels(have, want map[string]string) bool {
+	var buf [8]labelPair
+	return appendLabelPairs(buf[:0], want).matches(have)
 }

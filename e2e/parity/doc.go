@@ -9,7 +9,14 @@
 // on the first disagreement with a shrunk, minimal input. By default each
 // target runs 100,000 cases (10,000 under -race or -short);
 // CTRLKIT_PARITY_CASES=n or -long (1,000,000) change that, and
-// CTRLKIT_PARITY_SEED or -parity.seed picks other inputs.
+// CTRLKIT_PARITY_SEED or -parity.seed picks other inputs. The flags exist
+// only in this package's test binary, so use the environment variables when
+// testing several packages at once:
+//
+//	go test ./parity -long
+//	CTRLKIT_PARITY_CASES=2000000 go test ./...
+//
+// The targets:
 //
 //   - IsReady, IsAvailable: podstate against pkg/api/v1/pod (IsPodReady,
 //     GetPodReadyCondition, IsPodAvailable), around the minReadySeconds
