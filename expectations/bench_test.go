@@ -99,10 +99,10 @@ func BenchmarkUIDTrackingDeletions(b *testing.B) {
 	}
 }
 
-// BenchmarkConsistencyGuardWriteCheck is a read-your-writes cycle: a sync
-// records its write, the next sync checks the owner while the store is still
-// behind, then again once it has caught up (which drops the record). One op
-// is all three calls over 1,000 owners from parallel goroutines.
+// BenchmarkConsistencyGuardWriteCheck is two read-your-writes cycles: a write
+// the store already has, checked ready (which drops the record), then a write
+// the store has not seen, checked stale, and the owner's Clear. One op is all
+// five calls over 1,000 owners from parallel goroutines.
 func BenchmarkConsistencyGuardWriteCheck(b *testing.B) {
 	keys := benchKeys(1000)
 	store := &benchStore{rv: "100"}
@@ -115,11 +115,12 @@ func BenchmarkConsistencyGuardWriteCheck(b *testing.B) {
 		for pb.Next() {
 			key := keys[i%len(keys)]
 			i++
-			g.WroteAt(key, benchGR, "101")
-			if g.EnsureReady(key) == nil {
-				b.Fatal("store behind the write reported ready")
-			}
+			// Other goroutines may touch the same owner in between, so
+			// the answers are not asserted here; the tests do that.
 			g.WroteAt(key, benchGR, "100")
+			_ = g.EnsureReady(key)
+			g.WroteAt(key, benchGR, "101")
+			_ = g.EnsureReady(key)
 			g.Clear(key)
 		}
 	})

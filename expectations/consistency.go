@@ -153,6 +153,7 @@ type guardRecord struct {
 	// versions holds the newest written RV per resource; owners touch one
 	// or two resources, so a slice beats a map.
 	versions []writtenRV
+	inline   [1]writtenRV // backs versions for the usual single resource
 	stamp    time.Time
 	// gen changes on every write, so EnsureReady drops the record only if
 	// nothing was written while it compared versions without the lock.
@@ -216,6 +217,7 @@ func (g *ConsistencyGuard) WroteAt(ownerKey string, gr schema.GroupResource, res
 	}
 	if rec == nil {
 		rec = &guardRecord{name: name, uid: uid}
+		rec.versions = rec.inline[:0]
 		if g.records == nil {
 			g.records = map[string]*guardRecord{}
 		}
@@ -265,9 +267,9 @@ func (g *ConsistencyGuard) EnsureReady(ownerKey string) error {
 		return nil
 	}
 	name, uid := splitOwnerKey(ownerKey)
-	now := g.now()
 
-	// Copy what is needed under the lock; stores are asked without it.
+	// Copy what is needed under the lock; the clock and the stores are
+	// asked without it, and the clock only when there is a record.
 	var buf [4]writtenRV
 	g.mu.Lock()
 	rec := g.records[name]
@@ -276,14 +278,13 @@ func (g *ConsistencyGuard) EnsureReady(ownerKey string) error {
 		return nil
 	}
 	versions := append(buf[:0], rec.versions...)
-	gen, stamp, expired := rec.gen, rec.stamp, g.expired(rec, now)
-	if expired {
-		g.unlink(rec)
-	}
+	gen, stamp := rec.gen, rec.stamp
 	g.mu.Unlock()
 
+	now := g.now()
 	stale := g.firstStale(ownerKey, versions)
-	if expired {
+	if now.Sub(stamp) > g.timeout() {
+		g.dropIfUnchanged(rec, gen)
 		if stale != nil {
 			g.logger.Info("Informer cache still behind the controller's write after the TTL; syncing the owner anyway",
 				"key", ownerKey, "resource", stale.GroupResource.String(), "wroteRV", stale.WroteRV,
@@ -294,12 +295,18 @@ func (g *ConsistencyGuard) EnsureReady(ownerKey string) error {
 	if stale != nil {
 		return stale
 	}
+	g.dropIfUnchanged(rec, gen)
+	return nil
+}
+
+// dropIfUnchanged removes rec unless a write has touched it since gen was
+// read: that write is newer than anything the caller checked.
+func (g *ConsistencyGuard) dropIfUnchanged(rec *guardRecord, gen uint64) {
 	g.mu.Lock()
-	if g.records[name] == rec && rec.gen == gen {
+	defer g.mu.Unlock()
+	if g.records[rec.name] == rec && rec.gen == gen {
 		g.unlink(rec)
 	}
-	g.mu.Unlock()
-	return nil
 }
 
 // Ready is EnsureReady(ownerKey) == nil, for callers that only branch.
