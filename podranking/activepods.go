@@ -24,17 +24,27 @@ import (
 // zero value of the flags is upstream's default: deletion cost and
 // logarithmic scale-down are on.
 //
+// Two orders live on this type; pick by need:
+//
+//   - Less, Compare and Explain are upstream v1.36's relation verbatim, pair
+//     by pair and without state, for drop-in migration: in one log2 bucket,
+//     different instants compare by the pods' own UIDs and exactly equal
+//     instants fall through to the later rules. Like upstream's, the relation
+//     is not a strict weak order when equal instants meet other instants of
+//     their bucket (see the package documentation), so sort.Sort over it
+//     returns an order that depends on the algorithm; it never panics.
+//   - Select and Sorted (like Selector.PodsToDelete and Order) use the
+//     instant class order, a strict weak order on every input. It agrees with
+//     Less on every pair of every input for which HasEqualInstantTie is false,
+//     and on every same-instant pair.
+//
 // Tolerated misuse: a nil pod sorts after every real pod; a Rank shorter than
 // Pods reads missing entries as 0 (Swap then keeps the existing entries
 // aligned only where both exist, so prefer Select or Sorted, which read each
 // rank once); a zero Now compares times plainly.
 //
-// Every call to Less re-extracts two keys; the Select and Sorted methods
-// extract each pod's key once and are much faster. The instant classes of
-// rules 6 and 8 depend on the whole set: Less computes them once per sort and
-// caches them (see sortcache.go), and Swap keeps the cache aligned, so sort.Sort
-// sees one consistent order. Pods are treated as immutable during a sort, as
-// objects from an informer cache must be.
+// Every call to Less re-extracts two keys; Select and Sorted extract each
+// pod's key once and are much faster.
 type ActivePodsWithRanks struct {
 	// Pods is the list to order.
 	Pods []*v1.Pod
@@ -54,24 +64,24 @@ func (s ActivePodsWithRanks) Len() int { return len(s.Pods) }
 
 // Swap implements sort.Interface.
 func (s ActivePodsWithRanks) Swap(i, j int) {
-	s.swapCached(i, j)
 	s.Pods[i], s.Pods[j] = s.Pods[j], s.Pods[i]
 	if i < len(s.Rank) && j < len(s.Rank) {
 		s.Rank[i], s.Rank[j] = s.Rank[j], s.Rank[i]
 	}
 }
 
-// Less implements sort.Interface: pod i is deleted before pod j.
+// Less implements sort.Interface: pod i is deleted before pod j, by
+// upstream's relation (not a strict weak order on every input; see the type).
 func (s ActivePodsWithRanks) Less(i, j int) bool { return s.Compare(i, j) < 0 }
 
-// Compare returns -1 when pod i goes before pod j, 1 when after, 0 when the
-// rules find them equivalent.
+// Compare returns -1 when Less(i, j), 1 when Less(j, i), 0 when neither. It
+// reads only pods i and j: keys fresh from makeKey carry one-pod instant
+// classes (the pods' own UIDs), on which compareBuiltin is upstream's Less.
 func (s ActivePodsWithRanks) Compare(i, j int) int {
 	pol := s.policy()
 	var a, b sortKey
 	pol.makeKey(&a, s.Pods[i], s.rank(i), i)
 	pol.makeKey(&b, s.Pods[j], s.rank(j), j)
-	s.classesOf(&pol, i, j, &a, &b)
 	_, c := pol.compareBuiltin(&a, &b)
 	return c
 }
@@ -87,19 +97,20 @@ func (s ActivePodsWithRanks) policy() policy {
 	return newPolicy(s.Now.Time, s.DisableDeletionCost, s.DisableLogarithmicScaleDown)
 }
 
-// Explain says which rule orders pod i against pod j, with the compared
-// values.
+// Explain says which rule of Less orders pod i against pod j, with the
+// compared values; its Order equals Compare(i, j). For the rule under the
+// class order of Select and Sorted, use Selector.Explain.
 func (s ActivePodsWithRanks) Explain(i, j int) Decision {
 	var keys [2]sortKey
 	o := order{pol: s.policy(), keys: keys[:]}
 	o.pol.makeKey(&o.keys[0], s.Pods[i], s.rank(i), i)
 	o.pol.makeKey(&o.keys[1], s.Pods[j], s.rank(j), j)
-	s.classesOf(&o.pol, i, j, &o.keys[0], &o.keys[1])
 	return o.explain(0, 1)
 }
 
-// Select returns the first diff pods in deletion order without sorting the
-// rest and without reordering s.Pods. Pods the rules find equivalent keep
+// Select returns the first diff pods in the instant class order (not Less's
+// relation; see the type) without sorting the rest and without reordering
+// s.Pods. Pods the rules find equivalent keep
 // their input order. diff <= 0 returns nil; diff >= Len returns a copy of all
 // pods in input order, as upstream's PodsToDelete does.
 func (s ActivePodsWithRanks) Select(diff int) []*v1.Pod {
@@ -115,8 +126,9 @@ func (s ActivePodsWithRanks) Select(diff int) []*v1.Pod {
 	return o.take(sc.ents, diff)
 }
 
-// Sorted returns all pods in deletion order, leaving s unchanged. It is
-// equivalent to sort.Stable(s) on a copy, with one key extraction per pod.
+// Sorted returns all pods in the instant class order, leaving s unchanged,
+// with one key extraction per pod. Where HasEqualInstantTie is false it is
+// sort.Stable(s) on a copy; otherwise it is the consistent order Less lacks.
 func (s ActivePodsWithRanks) Sorted() []*v1.Pod {
 	if len(s.Pods) == 0 {
 		return nil

@@ -10,12 +10,13 @@ import (
 // non-zero instants at a rule that compares them on the log scale: the ready
 // time rule (6) or the creation time rule (8), reached with rules 1 to 5 (and
 // 7 for rule 8) tied, with log scaling on and Now non-zero. Such pods form an
-// instant class of several pods. ctrlkit agrees with upstream on the pair
-// itself (both fall through to the later rules), but a pod of another class
-// in the same bucket is ordered against them by the class representative,
-// the smallest UID of their class, where upstream uses each pod's own UID and
-// can be cyclic. On inputs where this reports false, every class holds one
-// pod, ctrlkit's order equals upstream's on every pair, and Select and
+// instant class of several pods. The class order (Select, Sorted,
+// Selector.Order, PodsToDelete) agrees with upstream, and so with Less, on the
+// pair itself (both fall through to the later rules), but orders a pod of
+// another class in the same bucket against them by the class representative,
+// the smallest UID of their class, where upstream's Less uses each pod's own
+// UID and can be cyclic. On inputs where this reports false, every class holds
+// one pod, the class order equals Less on every pair, and Select and
 // PodsToDelete return what upstream's sort-then-slice returns, up to the
 // order of pods every rule finds equivalent. Differential tests skip exactly
 // the inputs for which it is true. It runs in O(n) expected time.

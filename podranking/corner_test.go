@@ -26,8 +26,8 @@ func cornerPods(now time.Time) (a, b, c *v1.Pod) {
 	return a, b, c
 }
 
-// TestEqualInstantCorner pins upstream's cyclic corner and ctrlkit's
-// resolution of it by instant classes.
+// TestEqualInstantCorner pins upstream's cyclic corner: Less reproduces it
+// verbatim (and sort.Sort survives it), while the class order resolves it.
 func TestEqualInstantCorner(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	a, b, c := cornerPods(now)
@@ -39,26 +39,45 @@ func TestEqualInstantCorner(t *testing.T) {
 	assert.True(t, ref.Less(2, 1), "upstream: C before B by UID")
 	assert.True(t, ref.Less(1, 0), "upstream: B before A by restarts (equal instants fall through)")
 
-	// ctrlkit: A and B form one instant class represented by UID "a", C its
-	// own class "b-c". The same-instant pair falls through to restarts as
-	// upstream (B < A), A < C agrees with upstream, and B < C follows from
-	// the classes where upstream's UID comparison says C < B.
+	// Less is upstream's relation, cycle included, pair by pair.
 	s := ActivePodsWithRanks{Pods: []*v1.Pod{a, b, c}, Rank: []int{0, 0, 0}, Now: metav1.NewTime(now)}
-	assert.True(t, s.Less(1, 0), "same instant: restarts decide, as upstream")
-	assert.True(t, s.Less(0, 2), "A before C, as upstream")
-	assert.True(t, s.Less(1, 2), "B before C: class representative \"a\" < \"b-c\"")
-	checkStrictWeak(t, 3, s.Compare)
-	assert.Equal(t, []*v1.Pod{b, a, c}, s.Sorted())
-	assert.Equal(t, []*v1.Pod{b, a}, NewSelector(WithNow(now)).PodsToDelete([]*v1.Pod{a, b, c}, nil, 2))
-	sorted := ActivePodsWithRanks{Pods: []*v1.Pod{c, a, b}, Rank: []int{0, 0, 0}, Now: s.Now}
-	sort.Sort(sorted)
-	assert.Equal(t, []*v1.Pod{b, a, c}, sorted.Pods, "sort.Interface sees the same consistent order")
-
+	for _, p := range [][2]int{{0, 2}, {2, 1}, {1, 0}} {
+		assert.True(t, s.Less(p[0], p[1]), "Less(%d, %d) as upstream", p[0], p[1])
+		assert.False(t, s.Less(p[1], p[0]), "Less(%d, %d) as upstream", p[1], p[0])
+		assert.Equal(t, -1, s.Compare(p[0], p[1]))
+		assert.Equal(t, -1, s.Explain(p[0], p[1]).Order)
+	}
 	d := s.Explain(1, 0)
 	assert.Equal(t, RuleRestarts, d.Rule)
 	assert.Contains(t, d.Note, "same ready instant")
 	assert.Contains(t, d.Note, "fell through")
-	d = s.Explain(1, 2)
+	d = s.Explain(2, 1)
+	assert.Equal(t, RuleReadyTime, d.Rule)
+	assert.Contains(t, d.Note, `ready instants differ within log2 bucket 43: UID "b-c" vs "c-b" (each pod's own UID)`)
+
+	// sort.Sort on the cyclic relation, from every starting order, returns a
+	// permutation of the input and does not panic, as upstream's.
+	for _, perm := range [][]*v1.Pod{{a, b, c}, {a, c, b}, {b, a, c}, {b, c, a}, {c, a, b}, {c, b, a}} {
+		in := ActivePodsWithRanks{Pods: append([]*v1.Pod(nil), perm...), Rank: []int{0, 0, 0}, Now: s.Now}
+		require.NotPanics(t, func() { sort.Sort(in) })
+		assert.ElementsMatch(t, perm, in.Pods)
+		up := refSorter{pods: append([]*v1.Pod(nil), perm...), rank: []int{0, 0, 0}, now: now}
+		sort.Sort(up)
+		assert.Equal(t, names(up.pods), names(in.Pods), "same comparisons, same result as upstream's sort")
+	}
+
+	// The class order: A and B form one instant class represented by UID
+	// "a", C its own class "b-c". The same-instant pair falls through to
+	// restarts as upstream (B < A), A < C agrees with upstream, and B < C
+	// follows from the classes where upstream's UID comparison says C < B.
+	cls := classCompare(s)
+	assert.Equal(t, -1, cls(1, 0), "same instant: restarts decide, as upstream")
+	assert.Equal(t, -1, cls(0, 2), "A before C, as upstream")
+	assert.Equal(t, -1, cls(1, 2), "B before C: class representative \"a\" < \"b-c\"")
+	checkStrictWeak(t, 3, cls)
+	assert.Equal(t, []*v1.Pod{b, a, c}, s.Sorted())
+	assert.Equal(t, []*v1.Pod{b, a}, NewSelector(WithNow(now)).PodsToDelete([]*v1.Pod{a, b, c}, nil, 2))
+	d = NewSelector(WithNow(now)).Explain([]*v1.Pod{a, b, c}, nil, b, c)
 	assert.Equal(t, RuleReadyTime, d.Rule)
 	assert.Equal(t, -1, d.Order)
 	assert.Contains(t, d.Note, `ready instants differ within log2 bucket 43: class representative UID "a" vs "b-c" (smallest UID of each pod's instant class)`)
@@ -140,13 +159,17 @@ func TestEqualInstantCreationCorner(t *testing.T) {
 	d := s.Explain(0, 1)
 	assert.Contains(t, d.String(), "equivalent")
 	assert.Contains(t, d.Note, "same creation instant")
-	// Upstream: p2 < p3 < p1 by UID, yet p1 ~ p2: not a strict weak order.
-	// ctrlkit: class {p1, p2} is represented by "1", so both go before p3.
+	// Upstream: p2 < p3 < p1 by UID, yet p1 ~ p2: not a strict weak order,
+	// and Less keeps it. The class order represents {p1, p2} by "1", so both
+	// go before p3.
 	assert.True(t, ref.Less(2, 0) && ref.Less(1, 2))
-	assert.True(t, s.Less(0, 2))
-	assert.True(t, s.Less(1, 2))
-	checkStrictWeak(t, 3, s.Compare)
-	assert.Contains(t, s.Explain(0, 2).Note, `creation instants differ within log2 bucket`)
+	assert.True(t, s.Less(2, 0) && s.Less(1, 2), "Less is upstream's relation")
+	assert.Contains(t, s.Explain(2, 0).Note, `creation instants differ within log2 bucket`)
+	cls := classCompare(s)
+	assert.Equal(t, -1, cls(0, 2))
+	assert.Equal(t, -1, cls(1, 2))
+	checkStrictWeak(t, 3, cls)
+	assert.Equal(t, []*v1.Pod{p1, p2, p3}, s.Sorted())
 }
 
 // TestDuplicateUIDClasses covers the one case where two instant classes share
@@ -167,7 +190,12 @@ func TestDuplicateUIDClasses(t *testing.T) {
 	ref := refSorter{pods: pair.Pods, rank: []int{0, 0}, now: now}
 	assert.False(t, ref.Less(0, 1) || ref.Less(1, 0))
 	all := ActivePodsWithRanks{Pods: []*v1.Pod{x, x2, y, z}, Now: metav1.NewTime(now)}
-	checkStrictWeak(t, 4, all.Compare)
 	assert.True(t, all.Less(1, 0), "same instant: restarts decide")
-	assert.Equal(t, 0, all.Compare(2, 3), "one-pod classes with equal UIDs stay equivalent")
+	// Upstream's relation: x ~ y ~ x2 (equal UIDs), yet x2 < x.
+	assert.Equal(t, 0, all.Compare(0, 2))
+	assert.Equal(t, 0, all.Compare(1, 2))
+	cls := classCompare(all)
+	checkStrictWeak(t, 4, cls)
+	assert.Equal(t, -1, cls(1, 0), "same instant: restarts decide")
+	assert.Equal(t, 0, cls(2, 3), "one-pod classes with equal UIDs stay equivalent")
 }

@@ -178,13 +178,12 @@ func (o *order) timeValues(what string, ta, tb stamp, ca, cb *classRef, a, b *so
 	case ta.bucket != tb.bucket:
 		return av, bv, fmt.Sprintf("log2 age buckets %d vs %d, younger bucket first", ta.bucket, tb.bucket)
 	}
-	whose := "each pod's own UID"
-	if ca.uid != a.uid || cb.uid != b.uid || ca.multi || cb.multi {
-		whose = "smallest UID of each pod's instant class"
-	}
+	ownUIDs := ca.uid == a.uid && cb.uid == b.uid && !ca.multi && !cb.multi
 	switch {
+	case cmpClass(ca, cb) != 0 && ownUIDs:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: UID %q vs %q (each pod's own UID)", what, ta.bucket, ca.uid, cb.uid)
 	case cmpClass(ca, cb) != 0:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: class representative UID %q vs %q (%s)", what, ta.bucket, ca.uid, cb.uid, whose)
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: class representative UID %q vs %q (smallest UID of each pod's instant class)", what, ta.bucket, ca.uid, cb.uid)
 	case ca.multi != cb.multi:
 		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal class representative UID %q, the class of one pod first", what, ta.bucket, ca.uid)
 	case ca.multi:

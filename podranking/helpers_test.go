@@ -250,3 +250,14 @@ func names(pods []*v1.Pod) []string {
 	}
 	return out
 }
+
+// classCompare returns the instant class order (the one Select, Sorted and
+// PodsToDelete use) over s's positions, without the input-position
+// tie-break, for checks that Less, being upstream's relation, cannot pass.
+func classCompare(s ActivePodsWithRanks) func(i, j int) int {
+	o := defaultSelector.prepare(&scratch{}, s.Pods, s.Rank, nil, s.policy())
+	return func(i, j int) int {
+		_, c := o.pol.compareBuiltin(&o.keys[i], &o.keys[j])
+		return c
+	}
+}

@@ -12,10 +12,12 @@ func cmpInt[T ~int | ~int32 | ~int64 | ~uint64 | ~int16](a, b T) int {
 }
 
 // compareBuiltin applies upstream's eight rules to two keys. It returns the
-// deciding rule and -1 (a first), 1 (b first) or 0 (equivalent). It equals
-// upstream's Less in both directions on every input whose instants are
-// distinct and on every pair whose instants are equal; see class.go for the
-// remaining pairs.
+// deciding rule and -1 (a first), 1 (b first) or 0 (equivalent). On keys
+// straight from makeKey, whose instant classes are the pods' own UIDs, it is
+// upstream's Less in both directions on every pair (the sort.Interface path).
+// On keys whose classes assignClasses filled (the selection path) it is the
+// instant class order: equal to upstream on every input whose instants are
+// distinct and on every pair whose instants are equal; see class.go.
 func (p *policy) compareBuiltin(a, b *sortKey) (Rule, int) {
 	if a.head != b.head {
 		return headRule(a.head, b.head), cmpInt(a.head, b.head)
@@ -64,25 +66,25 @@ func headRule(a, b uint64) Rule {
 }
 
 // compareTimes is rules 6 and 8. decided=false means "fall through to the
-// next rule". Equal instants fall through; otherwise a zero time goes first,
-// then the younger time. Under log scaling, times in the same power-of-two
-// bucket of age compare by instant class (class.go): representative UID, then
-// multi, then instant. Two one-pod classes with equal UIDs are equivalent
-// (decided, 0), as upstream's UID comparison finds them.
+// next rule". Equal instants fall through, as upstream; otherwise a zero time
+// goes first, then the younger time. Under log scaling, times in the same
+// power-of-two bucket of age compare by instant class (class.go):
+// representative UID, then multi, then instant. For one-pod classes (the
+// pairwise sort.Interface path) that is upstream's comparison of the pods'
+// own UIDs, and equal UIDs are equivalent (decided, 0) as upstream finds them.
 func (p *policy) compareTimes(ta, tb stamp, ca, cb *classRef) (int, bool) {
+	// Checked first, as upstream does. For grouped keys this changes nothing:
+	// same-instant pods that meet here share a class, hence the whole key.
+	if ta.equal(tb) {
+		return 0, false
+	}
 	if ta.zero || tb.zero {
-		switch {
-		case ta.zero && tb.zero:
-			return 0, false
-		case ta.zero:
+		if ta.zero {
 			return -1, true
 		}
 		return 1, true
 	}
 	if p.logScale {
-		// Equal instants are not short-cut here: they share a class, so the
-		// key below is equal and they fall through. Deciding on the key alone
-		// keeps the order consistent even for keys grouped some other way.
 		if ta.bucket != tb.bucket {
 			return cmpInt(ta.bucket, tb.bucket), true
 		}
@@ -100,10 +102,7 @@ func (p *policy) compareTimes(ta, tb stamp, ca, cb *classRef) (int, bool) {
 			return 0, true
 		}
 	}
-	switch {
-	case ta.equal(tb):
-		return 0, false
-	case ta.after(tb):
+	if ta.after(tb) {
 		return -1, true
 	}
 	return 1, true

@@ -92,7 +92,7 @@ func TestDifferentialPodsToDelete(t *testing.T) {
 }
 
 // TestPairwiseAgreement checks, pair by pair on random pods ranked as one
-// set, that ctrlkit's comparison equals upstream's Less in both directions on
+// set, that the class order equals upstream's Less in both directions on
 // every pair except those a time rule decides across two instant classes one
 // of which holds several pods (there upstream's relation may be cyclic).
 // Same-instant pairs, the common case with whole-second timestamps, must
@@ -106,8 +106,7 @@ func TestPairwiseAgreement(t *testing.T) {
 		}
 		s := ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: metav1.NewTime(testNow)}
 		ref := refSorter{pods: pods, rank: ranks, now: testNow}
-		sc := defaultSelector.acquire()
-		o := defaultSelector.prepare(sc, pods, ranks, nil, s.policy())
+		o := defaultSelector.prepare(&scratch{}, pods, ranks, nil, s.policy())
 		crossClass, sameInstant := 0, 0
 		for i := range pods {
 			for j := range pods {
@@ -115,7 +114,7 @@ func TestPairwiseAgreement(t *testing.T) {
 					continue
 				}
 				a, b := &o.keys[i], &o.keys[j]
-				rule, _ := o.pol.compareBuiltin(a, b)
+				rule, c := o.pol.compareBuiltin(a, b)
 				cross := (rule == RuleReadyTime && !a.ready.equal(b.ready) && (a.r6.multi || b.r6.multi)) ||
 					(rule == RuleCreationTime && !a.created.equal(b.created) && (a.r8.multi || b.r8.multi))
 				if cross {
@@ -126,15 +125,69 @@ func TestPairwiseAgreement(t *testing.T) {
 				if pair.HasEqualInstantTie() {
 					sameInstant++
 				}
-				require.Equal(t, ref.Less(i, j), s.Less(i, j), "pair %d,%d (config %d): %s", i, j, ci, s.Explain(i, j))
+				require.Equal(t, ref.Less(i, j), c < 0, "pair %d,%d (config %d): %s", i, j, ci, o.explain(i, j))
 			}
 		}
-		defaultSelector.release(sc)
 		t.Logf("config %d: %d same-instant pairs agreed, %d cross-class pairs skipped", ci, sameInstant, crossClass)
 		if !cfg.distinct {
 			assert.Positive(t, sameInstant, "config %d must exercise same-instant pairs", ci)
+			assert.Positive(t, crossClass, "config %d must exercise cross-class pairs", ci)
 		}
 	}
+}
+
+// TestLessIsUpstream pins the sort.Interface: Less equals the literal
+// per-comparison reference of upstream's rules on every ordered pair of
+// random pods, equal instants and duplicate UIDs included, with both policy
+// flags, and Compare and Explain agree with it. It also checks the class
+// order agrees with Less on every input without an equal-instant tie.
+func TestLessIsUpstream(t *testing.T) {
+	configs := []genConfig{
+		{nodes: 2},                 // whole-hour instants: equal instants everywhere
+		{nodes: 1, sameUIDs: true}, // equal instants and equal UIDs
+		{nodes: 2, zeroTimeShare: 3, invalidCosts: true},
+		{nodes: 0},                 // all unassigned
+		{nodes: 4, distinct: true}, // no ties: the class order must agree
+		{nodes: 3, distinct: true, sameUIDs: true}, // distinct instants, equal UIDs
+	}
+	flags := []struct{ noCost, noLog, zeroNow bool }{{}, {noCost: true}, {noLog: true}, {zeroNow: true}}
+	equalInstantPairs, compared := 0, 0
+	for ci, cfg := range configs {
+		for fi, f := range flags {
+			pods := genPods(newRand(uint64(ci*10+fi+1)), 60, testNow, cfg)
+			ranks := make([]int, len(pods))
+			for i := range ranks {
+				ranks[i] = (i / 3) % 2
+			}
+			now := testNow
+			if f.zeroNow {
+				now = time.Time{}
+			}
+			s := ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: metav1.NewTime(now), DisableDeletionCost: f.noCost, DisableLogarithmicScaleDown: f.noLog}
+			ref := refSorter{pods: pods, rank: ranks, now: now, noCost: f.noCost, noLogScale: f.noLog}
+			cls := classCompare(s)
+			tie := s.HasEqualInstantTie()
+			for i := range pods {
+				for j := range pods {
+					want := ref.Less(i, j)
+					require.Equal(t, want, s.Less(i, j), "config %d flags %d pair %d,%d: %s", ci, fi, i, j, s.Explain(i, j))
+					c := s.Compare(i, j)
+					require.Equal(t, want, c < 0)
+					require.Equal(t, ref.Less(j, i), c > 0)
+					require.Equal(t, c, s.Explain(i, j).Order)
+					if !tie {
+						require.Equal(t, c, cls(i, j), "no equal-instant tie: class order equals Less")
+					}
+					if i != j && pods[i].CreationTimestamp.Equal(&pods[j].CreationTimestamp) && !pods[i].CreationTimestamp.IsZero() {
+						equalInstantPairs++
+					}
+					compared++
+				}
+			}
+		}
+	}
+	t.Logf("%d ordered pairs compared, %d with equal creation instants", compared, equalInstantPairs)
+	assert.Positive(t, equalInstantPairs, "equal instants must be exercised")
 }
 
 // checkStrictWeak asserts cmp is irreflexive, antisymmetric and transitive,
@@ -167,8 +220,8 @@ func checkStrictWeak(t testing.TB, n int, cmp func(i, j int) int) {
 	}
 }
 
-// FuzzOrder generates pods from the fuzzer's seed and checks the order is a
-// strict weak order on every input: distinct or coarse (whole-hour, many
+// FuzzOrder generates pods from the fuzzer's seed and checks the class order
+// is a strict weak order on every input: distinct or coarse (whole-hour, many
 // equal) instants, distinct or duplicate UIDs, log scaling on or off.
 func FuzzOrder(f *testing.F) {
 	for _, s := range []struct {
@@ -203,12 +256,27 @@ func FuzzOrder(f *testing.F) {
 			now = metav1.Time{} // plain comparisons
 		}
 		s := ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: now}
-		checkStrictWeak(t, len(pods), s.Compare)
+		cls := classCompare(s)
+		checkStrictWeak(t, len(pods), cls)
+		if !s.HasEqualInstantTie() {
+			// Without equal instants Less is the same strict weak order.
+			checkStrictWeak(t, len(pods), s.Compare)
+		}
 		// Select and Sorted agree with a stable sort on the same order.
-		sorted := append([]*v1.Pod(nil), pods...)
-		cp := ActivePodsWithRanks{Pods: sorted, Rank: append([]int(nil), ranks...), Now: now}
-		sort.Stable(cp)
+		pos := make([]int, len(pods))
+		for i := range pos {
+			pos[i] = i
+		}
+		sort.SliceStable(pos, func(a, b int) bool { return cls(pos[a], pos[b]) < 0 })
+		sorted := make([]*v1.Pod, len(pods))
+		for i, p := range pos {
+			sorted[i] = pods[p]
+		}
 		assert.Equal(t, sorted, s.Sorted())
+		// sort.Sort over Less (upstream's relation) never panics.
+		cp := ActivePodsWithRanks{Pods: append([]*v1.Pod(nil), pods...), Rank: append([]int(nil), ranks...), Now: now}
+		assert.NotPanics(t, func() { sort.Sort(cp) })
+		assert.ElementsMatch(t, pods, cp.Pods)
 		k := int(seed % uint64(n+1))
 		if k > 0 && k < len(pods) {
 			assert.Equal(t, sorted[:k], s.Select(k))

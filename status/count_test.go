@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,6 +24,15 @@ func TestCountReplicas(t *testing.T) {
 	tmpl := map[string]string{"app": "web", "tier": "front"}
 	full := map[string]string{"app": "web", "tier": "front", "extra": "x"}
 	partial := map[string]string{"app": "web"}
+	// More labels than CountReplicas keeps on the stack.
+	big, bigMinusOne := map[string]string{}, map[string]string{}
+	for i := range 10 {
+		big[fmt.Sprintf("k%d", i)] = fmt.Sprintf("v%d", i)
+		if i > 0 {
+			bigMinusOne[fmt.Sprintf("k%d", i)] = fmt.Sprintf("v%d", i)
+		}
+	}
+	bigMinusOne["extra"] = "x"
 	tests := []struct {
 		name     string
 		pods     []*v1.Pod
@@ -51,6 +61,9 @@ func TestCountReplicas(t *testing.T) {
 				pod(full, v1.ConditionFalse, now.Add(-time.Hour)),
 			},
 			want: ReplicaCounts{Replicas: 4, FullyLabeledReplicas: 4, ReadyReplicas: 3, AvailableReplicas: 2}},
+		{name: "template with many labels", template: big,
+			pods: []*v1.Pod{pod(big, "", now), pod(bigMinusOne, "", now), pod(full, "", now)},
+			want: ReplicaCounts{Replicas: 3, FullyLabeledReplicas: 1}},
 		{name: "nil entries are skipped", template: tmpl,
 			pods: []*v1.Pod{nil, pod(full, v1.ConditionTrue, now), nil},
 			want: ReplicaCounts{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}},

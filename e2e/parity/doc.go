@@ -52,9 +52,14 @@
 //     two pods whose comparison reaches the log-scaled ready-time or
 //     creation-time rule with exactly equal non-zero instants. Upstream falls
 //     through to later rules there while pods in the same bucket with other
-//     instants are ordered by UID, which can form a cycle; ctrlkit orders the
-//     pair by UID, which keeps its order a strict weak order (podranking's
-//     package documentation, issue 5).
+//     instants are ordered by UID, which can form a cycle.
+//     ActivePodsWithRanks.Less reproduces that relation verbatim, pair by
+//     pair, so pairwise Less checks no longer need this skip. ctrlkit's
+//     selection order (PodsToDelete, Order, Sorted, Select) still lets the
+//     equal pair fall through, but orders a pod of another instant in the
+//     bucket against it by the smallest UID of the pair's instant class, which
+//     keeps that order a strict weak order and can differ from upstream there
+//     (podranking's package documentation, issue 5).
 //   - innerDeleteKeepsDependentSet (UIDTrackingExpectations): the wrapped
 //     record of a key is deleted behind the tracker's back while the tracker
 //     holds a dependent-key set for it. ctrlkit drops the orphaned set
