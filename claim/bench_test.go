@@ -31,6 +31,27 @@ func BenchmarkClaimPods(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/pod")
 		})
 	}
+	// A namespace-wide list, as upstream claims from: a tenth of the pods are
+	// ours, the rest belong to other controllers and are skipped.
+	b.Run("namespace/pods=10000", func(b *testing.B) {
+		other := controller("default", "456", false)
+		pods := make([]*v1.Pod, 10000)
+		for i := range pods {
+			owner := other
+			if i%10 == 0 {
+				owner = c
+			}
+			pods[i] = newPod(fmt.Sprintf("p%d", i), productionLabel, owner)
+		}
+		m := NewPodControllerRefManager(&FakePodControl{}, c, productionSelector, fakeKind, nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			claimed, err := m.ClaimPods(ctx, pods)
+			if err != nil || len(claimed) != 1000 {
+				b.Fatalf("claimed %d, err %v", len(claimed), err)
+			}
+		}
+	})
 	b.Run("adopt/pods=100", func(b *testing.B) {
 		pods := make([]*v1.Pod, 100)
 		for i := range pods {

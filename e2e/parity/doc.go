@@ -29,10 +29,12 @@
 //     Selector.PodsToDelete must equal sort.Sort over
 //     pkg/controller.ActivePodsWithRanks followed by a slice, pod for pod;
 //     ranks from related pods are checked too.
-//   - RankingCorner: colliding instants, UIDs and ties. Less must equal
-//     upstream's on every ordered pair, and ctrlkit's orders must never put a
-//     pod after one upstream's Less puts before it.
-//   - RankingNoDeletionCost: pairwise Less with the PodDeletionCost gate off.
+//   - RankingCornerLess: colliding instants, UIDs and ties. Less must equal
+//     upstream's on every ordered pair of every input; nothing is skipped.
+//   - RankingCorner: the same inputs; ctrlkit's selection orders (Sorted,
+//     Select) must never put a pod after one upstream's Less puts before it.
+//   - RankingNoDeletionCost: pairwise Less with the PodDeletionCost gate off,
+//     on every input.
 //   - Expectations, UIDTrackingExpectations: random operation sequences on
 //     pkg/controller's ControllerExpectations and
 //     UIDTrackingControllerExpectations and on ctrlkit's; after every step,
@@ -48,7 +50,7 @@
 //
 // Exactly these inputs are skipped; each run logs how many.
 //
-//   - podranking.HasEqualInstantTie (RankingCorner, RankingNoDeletionCost):
+//   - podranking.HasEqualInstantTie (RankingCorner):
 //     two pods whose comparison reaches the log-scaled ready-time or
 //     creation-time rule with exactly equal non-zero instants. Upstream falls
 //     through to later rules there while pods in the same bucket with other
