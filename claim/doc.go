@@ -31,4 +31,9 @@
 //     the caller's template (upstream's fake writes GenerateName into it), and
 //     records namespaces and per-operation errors.
 //   - RealPodControl tolerates a nil event recorder.
+//
+// Claim and ClaimPods read the controller's UID, namespace and deletion
+// state once per call rather than once per object, call the selector only
+// for objects whose outcome depends on it, and allocate their result once at
+// its final size; the decisions are those of ClaimObject, object by object.
 package claim

@@ -35,7 +35,9 @@
 //   - The update honours its context: a cancelled context stops it before the
 //     next call (upstream uses context.TODO()). Errors are wrapped with %w, so
 //     apierrors.IsConflict still recognises a conflict.
-//   - Template labels are matched with a direct map check instead of building
+//   - Template labels are matched with a direct check instead of building
 //     a selector per status, with identical results (fuzzed against the
-//     apimachinery selector).
+//     apimachinery selector); they are flattened once per CountReplicas call,
+//     so each pod costs one map lookup per template label and its conditions
+//     are scanned once when it is available.
 package status

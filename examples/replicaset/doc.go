@@ -46,4 +46,8 @@
 //     check at the exact availability time, so nothing is lost.
 //   - WithScaleDownReporter reports every scale-down with podranking's
 //     explanation of each choice.
+//   - A sync sorts its candidates into active and terminating pods in one
+//     pass (no copy when all are active) where upstream filters twice, and
+//     computes the status from the cached owner without deep-copying it: the
+//     status package never writes to its input (TestSyncLeavesTheCachedOwnerAlone).
 package replicaset

@@ -163,7 +163,10 @@ func newReplicaSetKind(client kubernetes.Interface, inf appsinformers.ReplicaSet
 			return client.AppsV1().ReplicaSets(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		writeStatus: func(ctx context.Context, rs *appsv1.ReplicaSet, active, terminating []*v1.Pod, manageErr error, now time.Time) (*appsv1.ReplicaSet, error) {
-			rs = rs.DeepCopy()
+			// No DeepCopy of the cached object, unlike upstream: the status
+			// package never writes to its input (it computes copy-on-write
+			// and updates through its own copy), and in the steady state
+			// copying a whole ReplicaSet per sync bought nothing.
 			st := status.CalculateReplicaSetStatus(rs, active, terminating, manageErr, now, status.WithTerminatingReplicas())
 			return status.UpdateReplicaSetStatus(ctx, client.AppsV1().ReplicaSets(rs.Namespace), rs, st)
 		},
@@ -189,7 +192,7 @@ func newReplicationControllerKind(client kubernetes.Interface, inf coreinformers
 			return client.CoreV1().ReplicationControllers(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		writeStatus: func(ctx context.Context, rc *v1.ReplicationController, active, _ []*v1.Pod, manageErr error, now time.Time) (*v1.ReplicationController, error) {
-			rc = rc.DeepCopy()
+			// No DeepCopy: see the ReplicaSet kind.
 			st := status.CalculateReplicationControllerStatus(rc, active, manageErr, now)
 			return status.UpdateReplicationControllerStatus(ctx, client.CoreV1().ReplicationControllers(rc.Namespace), rc, st)
 		},

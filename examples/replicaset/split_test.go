@@ -40,6 +40,11 @@ func TestSplitByPhaseMatchesFilters(t *testing.T) {
 			wantActive:      []*v1.Pod{running, pending},
 			wantTerminating: []*v1.Pod{terminating, terminating}},
 		{name: "active only", pods: []*v1.Pod{pending, running}, wantActive: []*v1.Pod{pending, running}},
+		{name: "active run, then others",
+			pods:            []*v1.Pod{running, pending, terminating, running, nil, succeeded, pending},
+			wantActive:      []*v1.Pod{running, pending, running, pending},
+			wantTerminating: []*v1.Pod{terminating}},
+		{name: "active run, then a nil", pods: []*v1.Pod{running, nil}, wantActive: []*v1.Pod{running}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,4 +55,14 @@ func TestSplitByPhaseMatchesFilters(t *testing.T) {
 			assert.Equal(t, podstate.FilterTerminating(tc.pods), term, "agrees with FilterTerminating")
 		})
 	}
+	t.Run("all active shares the input and cannot grow into it", func(t *testing.T) {
+		pods := []*v1.Pod{running, pending, running}
+		active, term := splitByPhase(pods[:2])
+		assert.Nil(t, term)
+		assert.Same(t, &pods[0], &active[0], "no copy in the steady state")
+		assert.Equal(t, 2, cap(active))
+		active = append(active, pending)
+		assert.Same(t, running, pods[2], "appending to the result leaves the input alone")
+		assert.Len(t, active, 3)
+	})
 }

@@ -31,7 +31,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	start := c.cfg.clock.Now()
 	defer func() {
-		logger.V(4).Info("Finished syncing", "kind", c.kind.groupVersionKind().Kind, "key", key, "duration", c.cfg.clock.Since(start))
+		// Checked first so that, at the usual verbosity, the arguments are
+		// not evaluated and boxed on every sync.
+		if v := logger.V(4); v.Enabled() {
+			v.Info("Finished syncing", "kind", c.kind.groupVersionKind().Kind, "key", key, "duration", c.cfg.clock.Since(start))
+		}
 	}()
 
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
@@ -116,23 +120,42 @@ func (c *Controller) claimPods(ctx context.Context, o owner, selector labels.Sel
 }
 
 // splitByPhase is podstate.FilterActive and podstate.FilterTerminating in
-// one pass: each filter reads every pod twice (count, then copy), and a sync
+// one pass: each filter reads every pod twice (count, then copy), so a sync
 // would otherwise touch each candidate pod four times before claiming. Like
 // the filters it keeps input order, drops nil entries and returns nil for an
 // empty result.
+//
+// In the steady state every candidate is active; active is then pods itself,
+// not a copy. Callers only read it (the claim builds its own result), so the
+// sharing is safe and saves an allocation the size of the owner.
 func splitByPhase(pods []*v1.Pod) (active, terminating []*v1.Pod) {
+	// pods[:kept] are active for as long as no other pod has been seen;
+	// active is allocated only at the first pod that is not.
+	kept := 0
+	shared := true
 	for i, pod := range pods {
-		switch {
-		case podstate.IsActive(pod):
-			if active == nil {
-				// Almost every candidate is active, so the rest of the
-				// input bounds the result closely.
-				active = make([]*v1.Pod, 0, len(pods)-i)
+		isActive := podstate.IsActive(pod)
+		if shared {
+			if isActive {
+				kept++
+				continue
 			}
+			shared = false
+			active = make([]*v1.Pod, kept, kept+len(pods)-i-1)
+			copy(active, pods[:kept])
+		}
+		switch {
+		case isActive:
 			active = append(active, pod)
 		case podstate.IsTerminating(pod):
 			terminating = append(terminating, pod)
 		}
+	}
+	if shared {
+		active = pods[:kept:kept]
+	}
+	if len(active) == 0 {
+		active = nil
 	}
 	return active, terminating
 }
