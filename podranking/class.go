@@ -30,18 +30,7 @@ type classRef struct {
 	multi bool      // the class holds two or more pods
 }
 
-func cmpClass(a, b *classRef) int {
-	if a.head != b.head {
-		return cmpInt(a.head, b.head)
-	}
-	switch {
-	case a.uid < b.uid:
-		return -1
-	case a.uid > b.uid:
-		return 1
-	}
-	return 0
-}
+func cmpClass(a, b *classRef) int { return cmpUIDWithHead(a.head, b.head, a.uid, b.uid) }
 
 const (
 	classReady   = 6 // rule 6: ready instants of ready pods

@@ -1,5 +1,11 @@
 package podranking
 
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
 // cmpInt orders a before b (-1) when a < b.
 func cmpInt[T ~int | ~int32 | ~int64 | ~uint64 | ~int16](a, b T) int {
 	switch {
@@ -108,15 +114,13 @@ func (p *policy) compareTimes(ta, tb stamp, ca, cb *classRef) (int, bool) {
 	return 1, true
 }
 
-func cmpUID(a, b *sortKey) int {
-	if a.uidHead != b.uidHead {
-		return cmpInt(a.uidHead, b.uidHead)
+func cmpUID(a, b *sortKey) int { return cmpUIDWithHead(a.uidHead, b.uidHead, a.uid, b.uid) }
+
+// cmpUIDWithHead orders UIDs as strings, deciding most pairs on their packed
+// 8-byte prefixes (uidPrefix) before touching the strings themselves.
+func cmpUIDWithHead(aHead, bHead uint64, a, b types.UID) int {
+	if aHead != bHead {
+		return cmpInt(aHead, bHead)
 	}
-	switch {
-	case a.uid < b.uid:
-		return -1
-	case a.uid > b.uid:
-		return 1
-	}
-	return 0
+	return strings.Compare(string(a), string(b))
 }
