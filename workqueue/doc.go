@@ -48,5 +48,8 @@
 //   - GetContext stops a blocked worker without shutting the queue down
 //     (kubernetes#91800).
 //
-// Not provided: client-go's pluggable Queue[T] store and ParallelizeUntil.
+// ParallelizeUntil runs pieces of work on a bounded number of goroutines, as
+// client-go's does, and re-raises a piece's panic on the caller.
+//
+// Not provided: client-go's pluggable Queue[T] store.
 package workqueue

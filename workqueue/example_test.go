@@ -118,3 +118,14 @@ func ExampleQueue_AddAfter() {
 	// 0 1
 	// 1 0
 }
+
+// ParallelizeUntil spreads independent pieces of work over a few goroutines;
+// each piece writes only its own slot, so no lock is needed.
+func ExampleParallelizeUntil() {
+	squares := make([]int, 8)
+	workqueue.ParallelizeUntil(context.Background(), 3, len(squares), func(i int) {
+		squares[i] = i * i
+	})
+	fmt.Println(squares)
+	// Output: [0 1 4 9 16 25 36 49]
+}
