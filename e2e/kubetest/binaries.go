@@ -95,7 +95,9 @@ func cachedBuildDir(ctx context.Context, cfg *config) (dir, k8sVersion string, e
 	if root == "" {
 		userCache, err := os.UserCacheDir()
 		if err != nil {
-			return "", "", fmt.Errorf("no cache directory (set KUBETEST_CACHE_DIR): %w", err)
+			// No $HOME (a bare CI container): the temp dir still caches
+			// across test packages of one run.
+			userCache = os.TempDir()
 		}
 		root = filepath.Join(userCache, "ctrlkit-kubetest")
 	}
