@@ -122,7 +122,7 @@ func (s ActivePodsWithRanks) Select(diff int) []*v1.Pod {
 	}
 	sc := defaultSelector.acquire()
 	defer defaultSelector.release(sc)
-	o := defaultSelector.prepare(sc, s.Pods, s.Rank, nil, s.policy())
+	o := defaultSelector.prepare(sc, s.Pods, s.Rank, false, s.policy())
 	return o.take(sc.ents, diff)
 }
 
@@ -135,7 +135,7 @@ func (s ActivePodsWithRanks) Sorted() []*v1.Pod {
 	}
 	sc := defaultSelector.acquire()
 	defer defaultSelector.release(sc)
-	o := defaultSelector.prepare(sc, s.Pods, s.Rank, nil, s.policy())
+	o := defaultSelector.prepare(sc, s.Pods, s.Rank, false, s.policy())
 	return o.sortAll(sc.ents)
 }
 

@@ -134,7 +134,8 @@ func BenchmarkPodsToDeleteWholeSeconds(b *testing.B) {
 }
 
 // BenchmarkAssignClasses isolates the instant-class grouping that every
-// ranking under log scaling adds (two hash passes over the keys).
+// ranking under log scaling adds (a hash pass over the ready pods, then one
+// over the few rule-8 candidates).
 func BenchmarkAssignClasses(b *testing.B) {
 	pods := benchPods(10_000)
 	pol := newPolicy(testNow, false, false)

@@ -41,20 +41,33 @@ const (
 // of pod positions, so grouping costs O(n) expected time and no allocation
 // once the buffers have grown to the input size.
 type classScratch struct {
-	hashes []uint64
-	slot   []int32 // per pod: its class's table slot, -1 when not grouped
-	table  []int32 // per slot: representative's position + 1, 0 when empty
-	multi  []bool  // per slot: the class holds two or more pods
+	slot    []int32  // per pod: its class's table slot, -1 when not grouped
+	table   []uint64 // per slot: hash tag << 32 | representative's position + 1; 0 when empty
+	multi   []bool   // per slot: the class holds two or more pods
+	members []int32  // rule-8 members found while grouping rule 6
 }
 
 // assignClasses fills r6 and r8 of every key. Without log scaling the classes
 // are never read (plain comparison needs no tie-break), so it does nothing.
+//
+// In the common case no two pods share an instant and every class keeps the
+// one pod makeKey gave it; grouping then only detects that. Rule 8 groups
+// the pods classMember admits for it, which without a rule-6 class of
+// several pods are the few not-ready (or zero ready time) ones, collected in
+// the rule-6 pass instead of rescanning every key.
 func (cs *classScratch) assignClasses(keys []sortKey, pol *policy) {
 	if !pol.logScale || len(keys) < 2 {
 		return
 	}
-	cs.group(keys, classReady)
-	cs.group(keys, classCreated)
+	cs.members = cs.members[:0]
+	anyMulti := cs.group(keys, nil, classReady)
+	if anyMulti {
+		// Ready pods in a class of several join rule 8 too: regroup from
+		// every key.
+		cs.group(keys, nil, classCreated)
+		return
+	}
+	cs.group(keys, cs.members, classCreated)
 }
 
 // classMember reports whether k takes part in the grouping for rule which.
@@ -84,15 +97,16 @@ func fmix64(h uint64) uint64 {
 	return h
 }
 
+// classHash mixes the fields sameClass compares: one multiply per field and
+// one finalizer, which spreads them enough for linear probing; sameClass
+// settles every collision.
 func classHash(k *sortKey, which int) uint64 {
-	h := fmix64(k.head ^ 0x9e3779b97f4a7c15)
-	h = fmix64(h ^ uint64(k.rank))
-	h = fmix64(h ^ uint64(k.ready.sec) ^ uint64(k.ready.nsec)<<34)
+	const m1, m2 = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f
+	h := k.head*m1 ^ uint64(k.rank)*m2 ^ uint64(k.ready.sec)*m1 ^ uint64(k.ready.nsec)
 	if which == classCreated {
-		h = fmix64(h ^ uint64(uint32(k.regular))<<32 ^ uint64(uint32(k.sidecar)))
-		h = fmix64(h ^ uint64(k.created.sec) ^ uint64(k.created.nsec)<<34)
+		h ^= (uint64(uint32(k.regular))<<32|uint64(uint32(k.sidecar)))*m2 ^ uint64(k.created.sec)*0xff51afd7ed558ccd ^ uint64(k.created.nsec)<<32
 	}
-	return h
+	return fmix64(h)
 }
 
 // sameClass: pods meet at rule 6 when rules 1-5 tie, and at rule 8 when rules
@@ -108,54 +122,83 @@ func sameClass(a, b *sortKey, which int) bool {
 	return a.regular == b.regular && a.sidecar == b.sidecar && a.created.equal(b.created)
 }
 
-func (cs *classScratch) group(keys []sortKey, which int) {
+// group assigns the classes of rule which over the given positions (all keys
+// when only is nil) and reports whether any class holds several pods. The
+// rule-6 pass also collects the rule-8 candidates into cs.members.
+func (cs *classScratch) group(keys []sortKey, only []int32, which int) bool {
 	n := len(keys)
+	if only != nil {
+		n = len(only)
+	}
+	if n < 2 {
+		return false
+	}
 	m := 16
 	for m < 2*n {
 		m <<= 1
 	}
-	cs.hashes = grow(cs.hashes, n)
-	cs.slot = grow(cs.slot, n)
+	cs.slot = grow(cs.slot, len(keys))
 	cs.table = grow(cs.table, m)
 	cs.multi = grow(cs.multi, m)
 	clear(cs.table)
 	clear(cs.multi)
 	mask := uint64(m - 1)
-	for i := range keys {
+	anyMulti := false
+	add := func(i int) {
 		k := &keys[i]
-		if !classMember(k, which) {
-			cs.slot[i] = -1
-			continue
-		}
 		if which == classCreated {
 			k.restarts()
 		}
 		h := classHash(k, which)
+		tag := h >> 32 << 32
 		s := h & mask
 		for {
-			r := cs.table[s]
-			if r == 0 {
-				cs.table[s] = int32(i + 1)
+			e := cs.table[s]
+			if e == 0 {
+				cs.table[s] = tag | uint64(i+1)
 				break
 			}
-			if j := r - 1; cs.hashes[j] == h && sameClass(k, &keys[j], which) {
-				cs.multi[s] = true
-				if cmpUID(k, &keys[j]) < 0 {
-					cs.table[s] = int32(i + 1)
+			if e&^(1<<32-1) == tag {
+				if j := int(uint32(e)) - 1; sameClass(k, &keys[j], which) {
+					cs.multi[s] = true
+					anyMulti = true
+					if cmpUID(k, &keys[j]) < 0 {
+						cs.table[s] = tag | uint64(i+1)
+					}
+					break
 				}
-				break
 			}
 			s = (s + 1) & mask
 		}
-		cs.hashes[i] = h
 		cs.slot[i] = int32(s)
 	}
-	for i := range keys {
+	if only != nil {
+		for _, i := range only {
+			add(int(i))
+		}
+	} else {
+		for i := range keys {
+			k := &keys[i]
+			if !classMember(k, which) {
+				if which == classReady && classMember(k, classCreated) {
+					cs.members = append(cs.members, int32(i))
+				}
+				cs.slot[i] = -1
+				continue
+			}
+			add(i)
+		}
+	}
+	if !anyMulti {
+		// Every class holds one pod: the keys already name themselves.
+		return false
+	}
+	assign := func(i int) {
 		s := cs.slot[i]
 		if s < 0 {
-			continue
+			return
 		}
-		rep := &keys[cs.table[s]-1]
+		rep := &keys[int(uint32(cs.table[s]))-1]
 		ref := classRef{uid: rep.uid, head: rep.uidHead, multi: cs.multi[s]}
 		if which == classReady {
 			keys[i].r6 = ref
@@ -163,4 +206,14 @@ func (cs *classScratch) group(keys []sortKey, which int) {
 			keys[i].r8 = ref
 		}
 	}
+	if only != nil {
+		for _, i := range only {
+			assign(int(i))
+		}
+	} else {
+		for i := range keys {
+			assign(i)
+		}
+	}
+	return true
 }

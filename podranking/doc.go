@@ -25,9 +25,10 @@
 // Times (rules 6 and 8). If Now or either time is zero, or log scaling is off,
 // a zero time goes first, then the more recent time, and equal times fall
 // through to the next rule. Otherwise each time's age falls into bucket
-// floor(log2(age in ns)), computed with math.Log2 on the float64 duration
-// exactly as upstream (ages <= 0 are bucket -1), and the younger bucket goes
-// first. Within a bucket, Less compares the pods' own UIDs, as upstream; the
+// floor(log2(age in ns)), equal to upstream's math.Log2 on the float64
+// duration (read from the float's exponent where Log2 cannot round across an
+// integer, else from math.Log2 itself; ages <= 0 are bucket -1), and the
+// younger bucket goes first. Within a bucket, Less compares the pods' own UIDs, as upstream; the
 // class order compares instant classes (class.go).
 //
 // The equal-instant corner. Upstream lets two pods whose instants are exactly

@@ -255,7 +255,7 @@ func names(pods []*v1.Pod) []string {
 // PodsToDelete use) over s's positions, without the input-position
 // tie-break, for checks that Less, being upstream's relation, cannot pass.
 func classCompare(s ActivePodsWithRanks) func(i, j int) int {
-	o := defaultSelector.prepare(&scratch{}, s.Pods, s.Rank, nil, s.policy())
+	o := defaultSelector.prepare(&scratch{}, s.Pods, s.Rank, false, s.policy())
 	return func(i, j int) int {
 		_, c := o.pol.compareBuiltin(&o.keys[i], &o.keys[j])
 		return c

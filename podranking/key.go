@@ -76,6 +76,8 @@ func (k *sortKey) restarts() (int32, int32) {
 // policy is the subset of configuration key extraction and comparison need.
 type policy struct {
 	now      time.Time // zero disables log scaling, as upstream's zero Now does
+	nowSec   int64     // now.Unix(), cached for ageOf
+	nowNsec  int64     // now.Nanosecond()
 	cost     bool
 	logScale bool // effective: enabled and now non-zero
 }
@@ -84,7 +86,7 @@ func newPolicy(now time.Time, disableCost, disableLog bool) policy {
 	// Round(0) strips the monotonic reading: pod timestamps never carry one,
 	// so comparing wall clocks throughout keeps every difference consistent.
 	now = now.Round(0)
-	return policy{now: now, cost: !disableCost, logScale: !disableLog && !now.IsZero()}
+	return policy{now: now, nowSec: now.Unix(), nowNsec: int64(now.Nanosecond()), cost: !disableCost, logScale: !disableLog && !now.IsZero()}
 }
 
 func phaseOrdinal(p v1.PodPhase) uint64 {
@@ -104,20 +106,52 @@ func (p *policy) stampOf(t time.Time) stamp {
 	}
 	s := stamp{sec: t.Unix(), nsec: int32(t.Nanosecond()), bucket: -1}
 	if p.logScale {
-		s.bucket = logBucket(p.now.Sub(t))
+		s.bucket = logBucket(p.ageOf(t, s.sec, int64(s.nsec)))
 	}
 	return s
 }
 
-// logBucket takes log2 of the float64 duration with math.Log2, the same
-// computation upstream performs. Near powers of two above 2^53 ns the float
-// conversion and Log2's rounding can move a value into the next bucket; an
-// exact integer log would disagree with upstream there.
+// maxFastAgeSec bounds the second difference ageOf computes directly: 2^33
+// seconds in nanoseconds stays well inside int64, so no overflow check is
+// needed below it.
+const maxFastAgeSec = 1 << 33
+
+// ageOf is now.Sub(t) for t with wall clock (sec, nsec). time.Time.Sub
+// guards against overflow with an Add and an Equal, which cost more than the
+// rest of key extraction; ages within about 270 years cannot overflow, so
+// only the others take that path (and its saturation).
+func (p *policy) ageOf(t time.Time, sec, nsec int64) time.Duration {
+	ds := p.nowSec - sec
+	if ds > -maxFastAgeSec && ds < maxFastAgeSec {
+		return time.Duration(ds)*time.Second + time.Duration(p.nowNsec-nsec)
+	}
+	return p.now.Sub(t)
+}
+
+// logBucket is int64(math.Log2(float64(d))), the computation upstream
+// performs. Near powers of two above 2^53 ns the float conversion and Log2's
+// rounding can move a value into the next bucket; an exact integer log would
+// disagree with upstream there. So the result is read from the float's
+// exponent only where Log2 cannot round across an integer: when the
+// mantissa's top 20 bits are neither all zeros nor all ones, log2 of the
+// mantissa lies in [2^-21, 1-2^-21], millions of ulps away from 0 and 1, so
+// Log2's floor is the exponent. The other one value in 2^19 calls math.Log2,
+// which keeps the result identical to upstream's on every platform.
 func logBucket(d time.Duration) int16 {
 	if d <= 0 {
 		return -1
 	}
-	return int16(int64(math.Log2(float64(d))))
+	x := float64(d)
+	b := math.Float64bits(x)
+	const (
+		mantBits = 52
+		edge     = 1 << (mantBits - 20)
+		mantMask = 1<<mantBits - 1
+	)
+	if m := b & mantMask; m >= edge && m < mantMask+1-edge {
+		return int16(int(b>>mantBits) - 1023)
+	}
+	return int16(int64(math.Log2(x)))
 }
 
 // makeKey fills k for pod at position i. A nil pod gets a key that sorts

@@ -106,7 +106,7 @@ func TestPairwiseAgreement(t *testing.T) {
 		}
 		s := ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: metav1.NewTime(testNow)}
 		ref := refSorter{pods: pods, rank: ranks, now: testNow}
-		o := defaultSelector.prepare(&scratch{}, pods, ranks, nil, s.policy())
+		o := defaultSelector.prepare(&scratch{}, pods, ranks, false, s.policy())
 		crossClass, sameInstant := 0, 0
 		for i := range pods {
 			for j := range pods {

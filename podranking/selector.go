@@ -33,9 +33,14 @@ type scratch struct {
 	keys   []sortKey
 	ents   []entry
 	scores []int64
-	nodes  map[string]int
-	class  classScratch
-	locked bool // this is the Selector's sticky scratch, held under stickyMu
+	// nodes maps a node name to its slot in counts, the number of active
+	// related pods on it; podSlot[i] is filtered pod i's slot + 1 when
+	// counting already saw that very pod (0: look its node up).
+	nodes   map[string]int
+	counts  []int
+	podSlot []int32
+	class   classScratch
+	locked  bool // this is the Selector's sticky scratch, held under stickyMu
 }
 
 // NewSelector returns a Selector with upstream's default policy (deletion
@@ -80,8 +85,8 @@ func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) [
 	}
 	sc := s.acquire()
 	defer s.release(sc)
-	sc.countOnNodes(relatedPods)
-	o := s.prepare(sc, filteredPods, nil, sc.nodes, s.cfg.policy())
+	sc.countOnNodes(relatedPods, filteredPods)
+	o := s.prepare(sc, filteredPods, nil, true, s.cfg.policy())
 	return o.take(sc.ents, diff)
 }
 
@@ -94,8 +99,8 @@ func (s *Selector) Order(filteredPods, relatedPods []*v1.Pod) []*v1.Pod {
 	}
 	sc := s.acquire()
 	defer s.release(sc)
-	sc.countOnNodes(relatedPods)
-	o := s.prepare(sc, filteredPods, nil, sc.nodes, s.cfg.policy())
+	sc.countOnNodes(relatedPods, filteredPods)
+	o := s.prepare(sc, filteredPods, nil, true, s.cfg.policy())
 	return o.sortAll(sc.ents)
 }
 
@@ -119,8 +124,8 @@ func (s *Selector) Explain(filteredPods, relatedPods []*v1.Pod, a, b *v1.Pod) De
 	}
 	sc := s.acquire()
 	defer s.release(sc)
-	sc.countOnNodes(relatedPods)
-	o := s.prepare(sc, pods, nil, sc.nodes, s.cfg.policy())
+	sc.countOnNodes(relatedPods, pods)
+	o := s.prepare(sc, pods, nil, true, s.cfg.policy())
 	return o.explain(ia, ib)
 }
 
@@ -149,13 +154,40 @@ func (s *Selector) release(sc *scratch) {
 
 // countOnNodes counts active related pods per node name, as
 // RankByRelatedPodsOnSameNode does, into pooled memory. The ranks themselves
-// are looked up while extracting keys, so each pod's node name is read once.
-func (sc *scratch) countOnNodes(related []*v1.Pod) {
-	for _, p := range related {
-		if podstate.IsActive(p) {
-			sc.nodes[p.Spec.NodeName]++
+// are read while extracting keys. Callers often pass the same pods as
+// filtered and related (a ReplicaSet without siblings), so where
+// filtered[i] is related[i] the pod's slot is recorded here and key
+// extraction skips a second hash of its node name.
+func (sc *scratch) countOnNodes(related, filtered []*v1.Pod) {
+	sc.counts = sc.counts[:0]
+	sc.podSlot = grow(sc.podSlot, len(filtered))
+	clear(sc.podSlot)
+	for i, p := range related {
+		if !podstate.IsActive(p) {
+			continue
+		}
+		slot, ok := sc.nodes[p.Spec.NodeName]
+		if !ok {
+			slot = len(sc.counts)
+			sc.nodes[p.Spec.NodeName] = slot
+			sc.counts = append(sc.counts, 0)
+		}
+		sc.counts[slot]++
+		if i < len(filtered) && filtered[i] == p {
+			sc.podSlot[i] = int32(slot + 1)
 		}
 	}
+}
+
+// rankOnNode is the number of active related pods on filtered pod i's node.
+func (sc *scratch) rankOnNode(i int, p *v1.Pod) int {
+	if s := sc.podSlot[i]; s > 0 {
+		return sc.counts[s-1]
+	}
+	if slot, ok := sc.nodes[p.Spec.NodeName]; ok {
+		return sc.counts[slot]
+	}
+	return 0
 }
 
 func grow[T any](s []T, n int) []T {
@@ -166,9 +198,9 @@ func grow[T any](s []T, n int) []T {
 }
 
 // prepare extracts the keys and runs the extension rankers. Ranks come from
-// onNode (active related pods per node name) when it is non-nil, else from
-// ranks, which may be shorter than pods: missing entries read as 0.
-func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, onNode map[string]int, pol policy) *order {
+// the node counts of countOnNodes when byNode is set, else from ranks, which
+// may be shorter than pods: missing entries read as 0.
+func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, byNode bool, pol policy) *order {
 	n := len(pods)
 	sc.keys = grow(sc.keys, n)
 	sc.ents = grow(sc.ents, n)
@@ -176,8 +208,8 @@ func (s *Selector) prepare(sc *scratch, pods []*v1.Pod, ranks []int, onNode map[
 		r := 0
 		switch {
 		case p == nil:
-		case onNode != nil:
-			r = onNode[p.Spec.NodeName]
+		case byNode:
+			r = sc.rankOnNode(i, p)
 		case i < len(ranks):
 			r = ranks[i]
 		}
