@@ -27,10 +27,15 @@ const (
 	numShards = 1 << shardBits
 )
 
-// Every sweepEvery writes to a shard, the writer examines up to sweepBatch
-// records of the next shard in rotation for expiry. That is two records per
-// write on average, so n expired records are gone after about n/2 further
-// writes, and no single write pays for more than sweepBatch checks.
+// Every sweepEvery locked writes to a shard, and every sweepEvery lock-free
+// re-Sets of one record, the writer examines up to sweepBatch records of the
+// next shard in rotation for expiry. That is two records per write on
+// average, so n expired records are gone after about n/2 further writes, and
+// no single write pays for more than sweepBatch checks. The counters live in
+// the shard and the record the writer already holds, so pacing adds no
+// memory traffic between cores. A step skips, without locking it, a shard
+// whose last full pass proved nothing in it can expire yet (sweepAfter), so
+// a cache of live records is not re-read over and over.
 const (
 	sweepEvery = 16
 	sweepBatch = 32
@@ -43,7 +48,9 @@ var hashSeed = maphash.MakeSeed()
 // clock, ExpectationsTimeout, and no logging.
 //
 // Reads (SatisfiedExpectations, the Observed calls, Raise and Lower) take no
-// lock. Writes (Set, Expect, Delete) lock one of 64 shards. It runs no
+// lock. Re-setting an existing count-only record (the steady state of Set
+// and Expect) locks only that record; inserting, Delete and named records
+// lock one of 64 shards. It runs no
 // goroutine: expired records are evicted when they are touched and by a small
 // sweep that rides on writes, so memory follows live owners.
 type ControllerExpectations struct {
@@ -86,7 +93,9 @@ func (c *ControllerExpectations) base() time.Time {
 // clock, Since reads only the monotonic clock, so wall-clock steps cannot
 // expire or prolong a record, as with upstream's time.Since.
 func (c *ControllerExpectations) now() time.Duration {
-	if c.clock == nil {
+	if _, isReal := c.clock.(clock.RealClock); isReal || c.clock == nil {
+		// Calling time.Since directly skips the interface call on the
+		// hottest path; RealClock.Since is exactly this.
 		return time.Since(c.base())
 	}
 	return c.clock.Since(c.base())
@@ -206,7 +215,7 @@ func (c *ControllerExpectations) DeleteExpectations(key string) {
 	s, h := c.locate(key)
 	s.mu.Lock()
 	if rec := s.get(key, h); rec != nil {
-		rec.stamp.Store(deadStamp)
+		rec.kill()
 		c.remove(s, rec)
 	}
 	sweep := c.afterWrite(s)
@@ -245,10 +254,18 @@ func (c *ControllerExpectations) ExpectDeletions(key string, dels int) error {
 
 // store sets the record for key, resetting an existing record in place (no
 // allocation) or inserting a new one (one allocation). The clock is read
-// before the lock is taken because it is user code.
+// before any lock is taken because it is user code.
 func (c *ControllerExpectations) store(key string, add, del int64, names map[string]struct{}) {
 	now, ttl := c.now(), c.timeout()
 	s, h := c.locate(key)
+	if names == nil {
+		if done, sweep := c.reset(s.get(key, h), now, ttl, add, del); done {
+			if sweep {
+				c.sweepStep(now)
+			}
+			return
+		}
+	}
 
 	s.mu.Lock()
 	var replaced expiredRecord
@@ -256,19 +273,21 @@ func (c *ControllerExpectations) store(key string, add, del int64, names map[str
 	rec := s.get(key, h)
 	isNew := rec == nil
 	if !isNew {
-		if rec.expired(now, ttl) && !rec.Fulfilled() {
-			replaced, logReplaced = snapshot(rec, now), true
+		// Under the shard lock a record in the table is never dead, so
+		// this only waits out a lock-free re-Set.
+		old, _ := rec.acquire()
+		if age := now - time.Duration(old); age > ttl && !rec.Fulfilled() {
+			replaced, logReplaced = snapshotAt(rec, age), true
 		}
 	} else {
 		rec = &ControlleeExpectations{key: key, hash: h, epoch: c.base()}
 	}
-	// Stamp first: a lock-free reader racing with the reset then sees the
-	// old counts with a fresh stamp (still waiting) or the new counts, never
-	// an old, expired stamp with new counts.
-	rec.stamp.Store(int64(now))
 	rec.add.Store(add)
 	rec.del.Store(del)
 	rec.names = names
+	// Storing the stamp releases a re-Set (readers saw the record as live
+	// meanwhile) and, for a new record, precedes its publication.
+	rec.stamp.Store(int64(now))
 	if isNew {
 		// Publish only once the record is complete.
 		s.insert(rec)
@@ -282,6 +301,54 @@ func (c *ControllerExpectations) store(key string, add, del int64, names map[str
 	if sweep {
 		c.sweepStep(now)
 	}
+}
+
+// reset is the hot path of store: it re-sets rec, the record found for the
+// key without a lock, holding only the record's busy stamp. It declines (done
+// is false, and the caller takes the shard lock) when there is no record,
+// when the record tracks names (their map belongs to the shard lock), or
+// when the record was removed in the meantime. sweep paces the eviction
+// sweep by the record's own reset count, so no counter is shared between
+// cores.
+func (c *ControllerExpectations) reset(rec *ControlleeExpectations, now, ttl time.Duration, add, del int64) (done, sweep bool) {
+	if rec == nil {
+		return false, false
+	}
+	// Taking the busy stamp orders this re-Set against eviction and
+	// deletion, which mark the record dead under the shard lock: if they
+	// won, the record is no longer in the table and the caller inserts a
+	// fresh one; if this won, an eviction's compare-and-swap fails and a
+	// deletion waits for the release.
+	old, ok := rec.acquire()
+	if !ok {
+		return false, false
+	}
+	if rec.names != nil {
+		rec.stamp.Store(old)
+		return false, false
+	}
+	var replaced expiredRecord
+	age := now - time.Duration(old)
+	logReplaced := age > ttl && !rec.Fulfilled()
+	if logReplaced {
+		replaced = snapshotAt(rec, age)
+	}
+	// A counter that already holds the value is left alone: an atomic
+	// store is a locked instruction, and loading first is free. An Add
+	// racing with the skipped store is then simply ordered after it.
+	if rec.add.Load() != add {
+		rec.add.Store(add)
+	}
+	if rec.del.Load() != del {
+		rec.del.Store(del)
+	}
+	rec.resets++
+	sweep = rec.resets%sweepEvery == 0
+	rec.stamp.Store(int64(now)) // releases the record
+	if logReplaced {
+		c.logExpired(replaced)
+	}
+	return true, sweep
 }
 
 // LowerExpectations subtracts add and del from the record's counters. It does
@@ -374,8 +441,14 @@ type expiredRecord struct {
 }
 
 func snapshot(rec *ControlleeExpectations, now time.Duration) expiredRecord {
+	return snapshotAt(rec, rec.age(now))
+}
+
+// snapshotAt is snapshot for a caller that holds the record's busy stamp
+// and so knows its age (rec.age would wait for the caller itself).
+func snapshotAt(rec *ControlleeExpectations, age time.Duration) expiredRecord {
 	add, del := rec.GetExpectations()
-	return expiredRecord{key: rec.key, add: add, del: del, age: rec.age(now), names: sortedNames(rec.names)}
+	return expiredRecord{key: rec.key, add: add, del: del, age: age, names: sortedNames(rec.names)}
 }
 
 // afterWrite counts a write to s (the caller holds s.mu) and reports whether
@@ -391,6 +464,9 @@ func (c *ControllerExpectations) afterWrite(s *shard) bool {
 // lock.
 func (c *ControllerExpectations) sweepStep(now time.Duration) {
 	s := &c.shards[c.sweepNext.Add(1)%numShards]
+	if now <= time.Duration(s.sweepAfter.Load()) {
+		return // nothing in this shard can have expired yet
+	}
 	s.mu.Lock()
 	expired := c.sweep(s, now, sweepBatch)
 	s.mu.Unlock()
@@ -402,19 +478,40 @@ func (c *ControllerExpectations) sweepStep(now time.Duration) {
 // unlock. Counting slots rather than records bounds the work. The caller
 // holds s.mu.
 func (c *ControllerExpectations) sweep(s *shard, now time.Duration, n int) []expiredRecord {
+	ttl := c.timeout()
 	t := s.tab.Load()
 	if t == nil || s.live == 0 {
+		// Whatever is inserted from now on is stamped now or later.
+		s.sweepAfter.Store(int64(now + ttl))
 		return nil
 	}
-	ttl := c.timeout()
 	var out []expiredRecord
 	for range n {
 		if s.cursor >= len(t.slots) {
 			s.cursor = 0
 		}
+		if s.cursor == 0 {
+			s.passStart, s.passMin = now, now
+		}
 		rec := t.slots[s.cursor].Load()
 		s.cursor++
-		if rec == nil || rec == tombstone || !rec.expired(now, ttl) {
+		if s.cursor == len(t.slots) {
+			// A full pass saw every record that predates it; anything
+			// set since is stamped after passStart (passMin starts
+			// there), so none expires before passMin + ttl.
+			s.sweepAfter.Store(int64(s.passMin + ttl))
+		}
+		if rec == nil || rec == tombstone {
+			continue
+		}
+		if !rec.expired(now, ttl) {
+			// A busy stamp lies in the future and never lowers passMin.
+			// A re-Set that read the clock just before this pass began
+			// may stamp slightly before passStart; that record is then
+			// swept at most one pass late, and reads still evict it.
+			if st := time.Duration(rec.stamp.Load()); st < s.passMin {
+				s.passMin = st
+			}
 			continue
 		}
 		snap, unfulfilled := snapshot(rec, now), !rec.Fulfilled()

@@ -68,7 +68,10 @@
 // # Performance and concurrency
 //
 // Lookups (SatisfiedExpectations, the Observed calls, Raise, Lower, Get) take
-// no lock and hash the key once; writes lock one of 64 shards. No lock is
-// held while calling the clock, the logger or a wrapped cache, and the
-// package starts no goroutine.
+// no lock and hash the key once. Re-setting an existing record locks only
+// that record, so workers syncing different owners share no written memory
+// (records are padded to whole cache lines for the same reason); inserts,
+// deletes and named records lock one of 64 shards. No lock is held while
+// calling the clock, the logger or a wrapped cache, and the package starts no
+// goroutine.
 package expectations

@@ -3,6 +3,7 @@ package expectations
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The record index is a hand-rolled open-addressing hash table per shard,
@@ -33,8 +34,18 @@ func newTable(size int) *table {
 }
 
 type shard struct {
-	mu  sync.Mutex
+	// tab is read by every lookup and written only when the table is
+	// replaced, so it gets a cache line of its own: the lock's line changes
+	// hands on every locked write, and lookups sharing it would miss too.
 	tab atomic.Pointer[table]
+	// sweepAfter is a lower bound on when the shard's first record can
+	// expire, set when a sweep completes a pass. Until then sweep steps
+	// skip the shard without locking it or reading its records, which
+	// would otherwise drag lines that other cores are writing.
+	sweepAfter atomic.Int64
+	_          [48]byte
+
+	mu sync.Mutex
 	// live counts records; used counts records plus tombstones. Both are
 	// guarded by mu.
 	live, used int
@@ -42,8 +53,11 @@ type shard struct {
 	// pacing. Both are guarded by mu.
 	cursor int
 	writes uint32
-	// Padding keeps neighbouring shards' hot words off one cache line.
-	_ [64]byte
+	// passStart and passMin track the sweep pass in progress: when it
+	// started and the oldest stamp it has seen. Guarded by mu.
+	passStart, passMin time.Duration
+	// Padding rounds the shard to two full cache lines.
+	_ [8]byte
 }
 
 // get finds key without locking. The table is never more than half used,
