@@ -166,10 +166,15 @@ func TestSweepPacedByResets(t *testing.T) {
 	}
 	require.Equal(t, 501, c.Len(), "no live record is swept")
 	clk.Step(time.Minute - time.Second + time.Nanosecond)
-	for range 20_000 {
+	// How many resets a full sweep takes depends on how the keys hash into
+	// shards (the seed differs per process) and a shard may be reached one
+	// pass late, so the bound is generous; what matters is that resets alone
+	// get there.
+	resets := 0
+	for ; resets < 400_000 && c.Len() > 1; resets++ {
 		require.NoError(t, c.ExpectCreations("hot", 1))
 	}
-	assert.Equal(t, 1, c.Len(), "every expired record is swept")
+	assert.Equal(t, 1, c.Len(), "every expired record is swept, after %d resets", resets)
 }
 
 // TestRecordLayout pins the padding that keeps records and shards on cache
