@@ -33,17 +33,20 @@ func NewDelaying[T comparable](opts ...Option) *Queue[T] {
 	return New[T](opts...)
 }
 
-// AddAfter adds item once duration has passed, at the default priority. A
+// AddAfter adds item once duration has passed, at DefaultPriority. A
 // duration of zero or less adds it now. If item already waits, the earlier
-// deadline wins; if it is already ready, nothing changes.
+// deadline wins; if it is already ready, nothing changes. Every call counts
+// as a retry in the metrics, as in client-go.
 func (q *Queue[T]) AddAfter(item T, duration time.Duration) {
-	q.addAfter(item, duration, DefaultPriority, false)
-}
-
-// AddAfterWithPriority is AddAfter with a priority. A waiting item keeps the
-// earlier deadline and the higher priority.
-func (q *Queue[T]) AddAfterWithPriority(item T, duration time.Duration, priority int) {
-	q.addAfter(item, duration, clampPriority(priority), false)
+	q.lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if q.m != nil {
+		q.m.retries.Inc()
+	}
+	q.addAfterLocked(item, duration, DefaultPriority, false)
 }
 
 // Reschedule sets item's deadline to duration from now even if that is
@@ -52,7 +55,15 @@ func (q *Queue[T]) AddAfterWithPriority(item T, duration time.Duration, priority
 // again at the new deadline. An existing item keeps its priority; a new one
 // gets the default priority.
 func (q *Queue[T]) Reschedule(item T, duration time.Duration) {
-	q.addAfter(item, duration, DefaultPriority, true)
+	q.lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if q.m != nil {
+		q.m.retries.Inc()
+	}
+	q.addAfterLocked(item, duration, DefaultPriority, true)
 }
 
 // NumWaiting returns how many items wait for an AddAfter deadline. They are
@@ -63,16 +74,9 @@ func (q *Queue[T]) NumWaiting() int {
 	return len(q.heap)
 }
 
-func (q *Queue[T]) addAfter(item T, d time.Duration, p int32, replace bool) {
-	q.lock()
-	defer q.mu.Unlock()
-	if q.shuttingDown {
-		return
-	}
-	if q.m != nil {
-		// Like client-go, every delayed add counts as a retry.
-		q.m.retries.Inc()
-	}
+// addAfterLocked schedules item at priority p after d. With replace, the
+// new deadline overrides any pending one (Reschedule).
+func (q *Queue[T]) addAfterLocked(item T, d time.Duration, p int32, replace bool) {
 	if d <= 0 && !replace {
 		q.addLocked(item, p)
 		return
