@@ -86,14 +86,14 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration, p int32, replace bool
 	if at < now { // overflow: a practically infinite delay
 		at = maxTime - 1
 	}
-	h, slot, i, n := q.s.find(item)
+	i, n := q.s.find(item)
 	if n == nil {
 		if d <= 0 {
 			q.addLocked(item, p)
 			return
 		}
 		var ok bool
-		if i, n, ok = q.s.insert(item, h, slot); !ok {
+		if i, n, ok = q.s.insert(item); !ok {
 			return
 		}
 		n.prio = p
@@ -290,7 +290,7 @@ func (q *Queue[T]) dropWaiting() {
 		n := q.s.at(i)
 		q.heapRemove(n)
 		if n.state == 0 {
-			q.s.release(q.s.slotOf(i, n), i, n)
+			q.s.release(i, n)
 		}
 	}
 }
@@ -386,7 +386,7 @@ func (q *Queue[T]) loop(timer clock.Timer, ticker clock.Ticker) {
 func (q *Queue[T]) Deadline(item T) (time.Time, bool) {
 	q.lock()
 	defer q.mu.Unlock()
-	_, n := q.s.lookup(item)
+	_, n := q.s.find(item)
 	if n == nil || n.state&stWaiting == 0 {
 		return time.Time{}, false
 	}

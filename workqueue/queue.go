@@ -122,10 +122,10 @@ func (q *Queue[T]) Add(item T) {
 }
 
 func (q *Queue[T]) addLocked(item T, p int32) {
-	h, slot, i, n := q.s.find(item)
+	i, n := q.s.find(item)
 	if n == nil {
 		var ok bool
-		if i, n, ok = q.s.insert(item, h, slot); !ok {
+		if i, n, ok = q.s.insert(item); !ok {
 			return
 		}
 		n.prio = p
@@ -281,7 +281,7 @@ func (q *Queue[T]) wakeAll() {
 // being processed is ignored instead of duplicating it (kubernetes#79934).
 func (q *Queue[T]) Done(item T) {
 	q.lock()
-	_, slot, i, n := q.s.find(item)
+	i, n := q.s.find(item)
 	if n == nil || n.state&stProcessing == 0 {
 		q.mu.Unlock()
 		return
@@ -301,7 +301,7 @@ func (q *Queue[T]) Done(item T) {
 		q.pushReady(i, n)
 		q.notify()
 	case n.state == 0:
-		q.s.release(slot, i, n)
+		q.s.release(i, n)
 	}
 	if q.drain && q.inFlight == 0 && q.queued == 0 {
 		q.drainCond.Broadcast()
