@@ -42,9 +42,10 @@ type Guard struct {
 
 	mu      sync.Mutex
 	records map[string]*record // by owner name, without the UID
-	// sweepAt is the record count at which the next write first evicts
-	// every expired record; doubling it keeps that O(1) per write.
-	sweepAt int
+	// writesToSweep counts down the writes until the next eviction of
+	// every expired record. A sweep costs one step per record and comes
+	// after as many writes, so each write pays a constant share.
+	writesToSweep int
 }
 
 type record struct {
@@ -59,6 +60,7 @@ type written struct {
 	rv string
 }
 
+// minSweep is the fewest writes between two sweeps.
 const minSweep = 64
 
 // NewGuard returns a guard over the stores registered with WithStore. A
@@ -66,12 +68,12 @@ const minSweep = 64
 // NoopConsistencyStore.
 func NewGuard(opts ...Option) *Guard {
 	g := &Guard{
-		ttl:     DefaultTTL,
-		clock:   clock.RealClock{},
-		logger:  klog.Background(),
-		stores:  map[schema.GroupResource]SyncedResourceVersioner{},
-		records: map[string]*record{},
-		sweepAt: minSweep,
+		ttl:           DefaultTTL,
+		clock:         clock.RealClock{},
+		logger:        klog.Background(),
+		stores:        map[schema.GroupResource]SyncedResourceVersioner{},
+		records:       map[string]*record{},
+		writesToSweep: minSweep,
 	}
 	for _, opt := range opts {
 		opt(g)
@@ -106,9 +108,9 @@ func (g *Guard) WroteAt(ownerKey string, gr schema.GroupResource, resourceVersio
 	rec.raise(gr, resourceVersion)
 	rec.wroteAt = now
 	rec.writes++
-	if len(g.records) >= g.sweepAt {
+	if g.writesToSweep--; g.writesToSweep <= 0 {
 		g.evictExpired(now)
-		g.sweepAt = max(2*len(g.records), minSweep)
+		g.writesToSweep = max(len(g.records), minSweep)
 	}
 }
 
