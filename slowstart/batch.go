@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // InitialBatchSize is the size of the first batch controllers use by default,
@@ -13,12 +14,9 @@ import (
 // whether the API accepts the request before more are sent.
 const InitialBatchSize = 1
 
-// ErrNilFunc is returned by Batch when fn is nil and there is work to do.
-var ErrNilFunc = errors.New("slowstart: fn is nil")
-
 // Batch calls fn count times in batches of initialBatchSize, 2×, 4×, ... (each
-// capped by the calls that remain). The calls of a batch run concurrently and
-// the batch completes before the next starts.
+// capped by the calls that remain). The calls of a batch run concurrently, one
+// goroutine each, and the batch completes before the next starts.
 //
 // If any call of a batch fails, no later batch starts and Batch returns the
 // number of successful calls so far, including those of the failing batch,
@@ -32,33 +30,32 @@ var ErrNilFunc = errors.New("slowstart: fn is nil")
 // count <= 0 or initialBatchSize <= 0 returns (0, nil) without calling fn.
 // Every goroutine Batch starts has exited when it returns.
 func Batch(ctx context.Context, count, initialBatchSize int, fn func(context.Context) error, opts ...Option) (successes int, err error) {
+	return BatchIndexed(ctx, count, initialBatchSize, func(ctx context.Context, _ int) error { return fn(ctx) }, opts...)
+}
+
+// BatchIndexed is Batch for callers that need to know which call is which:
+// fn receives i = 0, 1, ..., count-1, each exactly once until a batch fails,
+// and the calls of one batch get consecutive indices. Controllers that name
+// what they create by index (pod-0, pod-1, ...) use it.
+func BatchIndexed(ctx context.Context, count, initialBatchSize int, fn func(ctx context.Context, i int) error, opts ...Option) (successes int, err error) {
 	if count <= 0 || initialBatchSize <= 0 {
 		return 0, nil
 	}
-	if fn == nil {
-		return 0, ErrNilFunc
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	var cfg config
 	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
+		opt(&cfg)
 	}
-
-	remaining := count
-	for size := min(remaining, initialBatchSize); size > 0; size = nextSize(size, remaining) {
+	start := 0
+	for size := min(count, initialBatchSize); size > 0; size = nextSize(size, count-start) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return successes, stopped(ctx, ctxErr, count-remaining, count)
+			return successes, stopped(ctx, ctxErr, start, count)
 		}
-		failed, batchErr := runBatch(ctx, size, cfg.maxConcurrency, fn)
+		failed, batchErr := runBatch(ctx, start, size, cfg.maxConcurrency, fn)
 		successes += size - failed
 		if batchErr != nil {
 			return successes, batchErr
 		}
-		remaining -= size
+		start += size
 	}
 	return successes, nil
 }
@@ -81,69 +78,33 @@ func stopped(ctx context.Context, ctxErr error, done, count int) error {
 	return fmt.Errorf("slowstart: stopped after %d of %d calls: %w", done, count, ctxErr)
 }
 
-// batch is the shared state of one batch. Calls are handed out by an atomic
-// counter so that any goroutine that is free takes the next call.
-type batch struct {
-	ctx  context.Context
-	fn   func(context.Context) error
-	size int64
-	next atomic.Int64 // calls taken so far (may overshoot size)
-	// slots is how many more helper goroutines may be started. It goes
-	// negative once exhausted.
-	slots atomic.Int64
-	wg    sync.WaitGroup
-
-	mu   sync.Mutex
-	errs []error
-}
-
-// spawn starts up to two helpers, each only while some call is still
-// untaken. Every goroutine spawns before taking its first call, so helpers
-// fan out as a binary tree: if every call blocks, each call still gets its
-// own goroutine after log2(size) generations, and if calls are fast the
-// goroutines already running drain the counter and the tree stops growing.
-func (b *batch) spawn() {
-	for range 2 {
-		if b.next.Load() >= b.size || b.slots.Add(-1) < 0 {
-			return
-		}
-		b.wg.Add(1) // the spawning goroutine is itself counted, so Wait can't have returned
-		go b.helper()
+// runBatch runs the calls start, ..., start+size-1, one goroutine per call
+// (at most maxConcurrency at a time when it is positive), and returns how
+// many failed and their joined errors.
+func runBatch(ctx context.Context, start, size, maxConcurrency int, fn func(context.Context, int) error) (int, error) {
+	var (
+		g    errgroup.Group
+		mu   sync.Mutex
+		errs []error
+	)
+	if maxConcurrency > 0 {
+		g.SetLimit(maxConcurrency)
 	}
-}
-
-func (b *batch) helper() {
-	defer b.wg.Done()
-	b.spawn()
-	b.work()
-}
-
-// work runs calls until none of the batch is left untaken.
-func (b *batch) work() {
-	for b.next.Add(1) <= b.size {
-		if err := b.fn(b.ctx); err != nil {
-			b.mu.Lock()
-			b.errs = append(b.errs, err)
-			b.mu.Unlock()
-		}
+	for i := start; i < start+size; i++ {
+		g.Go(func() error {
+			if err := fn(ctx, i); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			// Every error is collected above; none may cut the batch short,
+			// so the group itself never sees one.
+			return nil
+		})
 	}
-}
-
-// runBatch runs size calls and returns how many failed and their joined
-// errors. The caller's goroutine is one of the workers.
-func runBatch(ctx context.Context, size, maxConcurrency int, fn func(context.Context) error) (int, error) {
-	b := &batch{ctx: ctx, fn: fn, size: int64(size)}
-	helpers := size - 1
-	if maxConcurrency > 0 && helpers > maxConcurrency-1 {
-		helpers = maxConcurrency - 1
-	}
-	b.slots.Store(int64(helpers))
-	b.spawn()
-	b.work()
-	b.wg.Wait()
-	// All helpers have returned, so errs is no longer shared.
-	if len(b.errs) == 0 {
+	_ = g.Wait()
+	if len(errs) == 0 {
 		return 0, nil
 	}
-	return len(b.errs), errors.Join(b.errs...)
+	return len(errs), errors.Join(errs...)
 }

@@ -167,7 +167,6 @@ func TestWithMaxConcurrency(t *testing.T) {
 		{name: "cap 3", max: 3, count: 40, wantMax: 3},
 		{name: "cap above batch size", max: 100, count: 7, wantMax: 4},
 		{name: "zero means no cap", max: 0, count: 7, wantMax: 4},
-		{name: "negative means no cap", max: -2, count: 7, wantMax: 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,29 +253,52 @@ func TestBatchContext(t *testing.T) {
 }
 
 func TestBatchBadInput(t *testing.T) {
-	t.Run("nil fn", func(t *testing.T) {
-		successes, err := Batch(context.Background(), 3, 1, nil)
-		assert.Equal(t, 0, successes)
-		assert.ErrorIs(t, err, ErrNilFunc)
-	})
 	t.Run("nil fn with nothing to do", func(t *testing.T) {
 		successes, err := Batch(context.Background(), 0, 1, nil)
 		assert.Equal(t, 0, successes)
 		assert.NoError(t, err)
 	})
-	t.Run("nil ctx", func(t *testing.T) {
-		var ctx context.Context
-		fn, calls := ordinalFn(-1, nil)
-		successes, err := Batch(ctx, 5, 1, fn)
-		require.NoError(t, err)
-		assert.Equal(t, 5, successes)
-		assert.Equal(t, int64(5), calls.Load())
+	t.Run("negative max concurrency panics", func(t *testing.T) {
+		assert.PanicsWithValue(t,
+			"slowstart: WithMaxConcurrency(-2): the cap must be positive, or 0 for none",
+			func() { WithMaxConcurrency(-2) })
 	})
-	t.Run("nil option", func(t *testing.T) {
-		fn, _ := ordinalFn(-1, nil)
-		successes, err := Batch(context.Background(), 5, 1, fn, nil)
+}
+
+func TestBatchIndexed(t *testing.T) {
+	t.Run("every index once, consecutive per batch", func(t *testing.T) {
+		var mu sync.Mutex
+		seen := map[int]int{}
+		successes, err := BatchIndexed(context.Background(), 37, 3, func(_ context.Context, i int) error {
+			mu.Lock()
+			seen[i]++
+			mu.Unlock()
+			return nil
+		})
 		require.NoError(t, err)
-		assert.Equal(t, 5, successes)
+		assert.Equal(t, 37, successes)
+		require.Len(t, seen, 37)
+		for i := range 37 {
+			assert.Equal(t, 1, seen[i], "index %d", i)
+		}
+	})
+	t.Run("stops after the failing batch", func(t *testing.T) {
+		// Batches are [0], [1 2], [3 4 5 6], [7..14]; index 4 fails, so the
+		// indices of batch 4 are never used.
+		var mu sync.Mutex
+		var seen []int
+		successes, err := BatchIndexed(context.Background(), 15, 1, func(_ context.Context, i int) error {
+			mu.Lock()
+			seen = append(seen, i)
+			mu.Unlock()
+			if i == 4 {
+				return fmt.Errorf("index %d: %w", i, errFake)
+			}
+			return nil
+		})
+		assert.ErrorIs(t, err, errFake)
+		assert.Equal(t, 6, successes)
+		assert.ElementsMatch(t, []int{0, 1, 2, 3, 4, 5, 6}, seen)
 	})
 }
 
@@ -288,7 +310,7 @@ func TestNextSize(t *testing.T) {
 		{size: 3, remaining: 0, want: 0},
 		{size: maxInt/2 + 1, remaining: maxInt / 2, want: maxInt / 2},
 		{size: maxInt / 2, remaining: maxInt - maxInt/2, want: maxInt - maxInt/2},
-		{size: 1 << 40, remaining: maxInt, want: 1 << 41},
+		{size: maxInt / 4, remaining: maxInt, want: maxInt/4 + maxInt/4},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, nextSize(tc.size, tc.remaining), "nextSize(%d, %d)", tc.size, tc.remaining)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ctrlkit/ctrlkit/slowstart"
@@ -40,4 +42,22 @@ func ExampleWithMaxConcurrency() {
 	fmt.Println(successes, err)
 	// Output:
 	// 500 <nil>
+}
+
+// BatchIndexed gives each call its index, for controllers that name what
+// they create (here pods web-0 ... web-4).
+func ExampleBatchIndexed() {
+	var mu sync.Mutex
+	var names []string
+	successes, err := slowstart.BatchIndexed(context.Background(), 5, slowstart.InitialBatchSize,
+		func(_ context.Context, i int) error {
+			mu.Lock()
+			defer mu.Unlock()
+			names = append(names, fmt.Sprintf("web-%d", i))
+			return nil
+		})
+	slices.Sort(names)
+	fmt.Println(successes, err, names)
+	// Output:
+	// 5 <nil> [web-0 web-1 web-2 web-3 web-4]
 }

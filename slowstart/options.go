@@ -1,10 +1,12 @@
 package slowstart
 
-// Option configures a Batch call.
+import "fmt"
+
+// Option configures a Batch or BatchIndexed call.
 type Option func(*config)
 
 type config struct {
-	// maxConcurrency <= 0 means every call of a batch may run at once, which is
+	// maxConcurrency 0 means every call of a batch may run at once, which is
 	// upstream's behaviour.
 	maxConcurrency int
 }
@@ -12,8 +14,11 @@ type config struct {
 // WithMaxConcurrency caps the number of calls that run at the same time within
 // a batch. It protects a rate-limited client or API server from a large batch
 // (a batch of 512 pod creations would otherwise open 512 requests at once).
-// Batch boundaries and the stop-on-failure rule are unchanged. n <= 0 means no
-// cap, which is the default.
+// Batch boundaries and the stop-on-failure rule are unchanged. Zero means no
+// cap, which is the default. A negative n is a programmer error and panics.
 func WithMaxConcurrency(n int) Option {
+	if n < 0 {
+		panic(fmt.Sprintf("slowstart: WithMaxConcurrency(%d): the cap must be positive, or 0 for none", n))
+	}
 	return func(c *config) { c.maxConcurrency = n }
 }

@@ -1,8 +1,8 @@
 package workqueue
 
 import (
+	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -21,9 +21,9 @@ type RateLimiter[T comparable] interface {
 
 // DefaultMaxTrackedItems caps how many items a per-item limiter remembers,
 // so a caller that never calls Forget cannot grow memory without bound
-// (kubernetes#138743). When the cap is reached an arbitrary other item's
-// history is dropped: that item restarts its backoff at the base delay,
-// which is the safe direction to err in.
+// (kubernetes#138743). At the cap a new item evicts the item with the fewest
+// failures, so long backoffs survive; the evicted item restarts at the base
+// delay, which is the safe direction to err in.
 const DefaultMaxTrackedItems = 1 << 16
 
 // LimiterOption configures the per-item limiters.
@@ -31,56 +31,21 @@ type LimiterOption func(*limiterConfig)
 
 type limiterConfig struct{ maxTracked int }
 
-// WithMaxTrackedItems sets the per-item history cap. Zero or less keeps
-// DefaultMaxTrackedItems.
+// WithMaxTrackedItems sets the per-item history cap. n must be at least 1;
+// anything less is a programmer error and panics.
 func WithMaxTrackedItems(n int) LimiterOption {
-	return func(c *limiterConfig) {
-		if n > 0 {
-			c.maxTracked = n
-		}
+	if n < 1 {
+		panic(fmt.Sprintf("workqueue: WithMaxTrackedItems(%d): the cap must be at least 1", n))
 	}
+	return func(c *limiterConfig) { c.maxTracked = n }
 }
 
 func newLimiterConfig(opts []LimiterOption) limiterConfig {
 	c := limiterConfig{maxTracked: DefaultMaxTrackedItems}
 	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+		o(&c)
 	}
 	return c
-}
-
-// failures is a capped per-item counter map shared by the per-item limiters.
-type failures[T comparable] struct {
-	mu  sync.Mutex
-	m   map[T]int
-	max int
-}
-
-// incr returns the count before this failure and records one more.
-func (f *failures[T]) incr(item T) int {
-	n, ok := f.m[item]
-	if !ok && len(f.m) >= f.max {
-		for k := range f.m {
-			delete(f.m, k)
-			break
-		}
-	}
-	f.m[item] = n + 1
-	return n
-}
-
-func (f *failures[T]) get(item T) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.m[item]
-}
-
-func (f *failures[T]) forget(item T) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.m, item)
 }
 
 // ItemExponentialFailureRateLimiter waits base·2^failures, capped at max.
@@ -96,7 +61,7 @@ type ItemExponentialFailureRateLimiter[T comparable] struct {
 func NewItemExponentialFailureRateLimiter[T comparable](base, max time.Duration, opts ...LimiterOption) *ItemExponentialFailureRateLimiter[T] {
 	c := newLimiterConfig(opts)
 	return &ItemExponentialFailureRateLimiter[T]{
-		f:         failures[T]{m: make(map[T]int), max: c.maxTracked},
+		f:         newFailures[T](c.maxTracked),
 		baseDelay: base,
 		maxDelay:  max,
 	}
@@ -109,9 +74,7 @@ func DefaultItemBasedRateLimiter[T comparable]() *ItemExponentialFailureRateLimi
 
 // When implements RateLimiter.
 func (r *ItemExponentialFailureRateLimiter[T]) When(item T) time.Duration {
-	r.f.mu.Lock()
 	exp := r.f.incr(item)
-	r.f.mu.Unlock()
 	// Computed in floating point so a large exponent saturates to max
 	// instead of wrapping around.
 	backoff := float64(r.baseDelay.Nanoseconds()) * math.Pow(2, float64(exp))
@@ -135,20 +98,19 @@ type ItemFastSlowRateLimiter[T comparable] struct {
 	maxFastAttempts      int
 }
 
-// NewItemFastSlowRateLimiter returns a fast/slow limiter.
+// NewItemFastSlowRateLimiter returns a limiter that waits fast for the first
+// maxFast failures of an item and slow afterwards.
 func NewItemFastSlowRateLimiter[T comparable](fast, slow time.Duration, maxFast int, opts ...LimiterOption) *ItemFastSlowRateLimiter[T] {
 	c := newLimiterConfig(opts)
 	return &ItemFastSlowRateLimiter[T]{
-		f:         failures[T]{m: make(map[T]int), max: c.maxTracked},
+		f:         newFailures[T](c.maxTracked),
 		fastDelay: fast, slowDelay: slow, maxFastAttempts: maxFast,
 	}
 }
 
 // When implements RateLimiter.
 func (r *ItemFastSlowRateLimiter[T]) When(item T) time.Duration {
-	r.f.mu.Lock()
 	n := r.f.incr(item) + 1
-	r.f.mu.Unlock()
 	if n <= r.maxFastAttempts {
 		return r.fastDelay
 	}
@@ -167,15 +129,9 @@ type MaxOfRateLimiter[T comparable] struct {
 	limiters []RateLimiter[T]
 }
 
-// NewMaxOfRateLimiter combines limiters; nil entries are skipped.
+// NewMaxOfRateLimiter combines limiters.
 func NewMaxOfRateLimiter[T comparable](limiters ...RateLimiter[T]) *MaxOfRateLimiter[T] {
-	ls := make([]RateLimiter[T], 0, len(limiters))
-	for _, l := range limiters {
-		if l != nil {
-			ls = append(ls, l)
-		}
-	}
-	return &MaxOfRateLimiter[T]{limiters: ls}
+	return &MaxOfRateLimiter[T]{limiters: limiters}
 }
 
 // When implements RateLimiter.
@@ -213,9 +169,6 @@ type BucketRateLimiter[T comparable] struct {
 
 // When implements RateLimiter.
 func (r *BucketRateLimiter[T]) When(T) time.Duration {
-	if r == nil || r.Limiter == nil {
-		return 0
-	}
 	return r.Reserve().Delay()
 }
 
@@ -231,34 +184,23 @@ type WithMaxWaitRateLimiter[T comparable] struct {
 	maxDelay time.Duration
 }
 
-// NewWithMaxWaitRateLimiter caps rl's delays at maxDelay. A nil rl never
-// delays.
+// NewWithMaxWaitRateLimiter caps rl's delays at maxDelay.
 func NewWithMaxWaitRateLimiter[T comparable](rl RateLimiter[T], maxDelay time.Duration) *WithMaxWaitRateLimiter[T] {
 	return &WithMaxWaitRateLimiter[T]{limiter: rl, maxDelay: maxDelay}
 }
 
 // When implements RateLimiter.
 func (w *WithMaxWaitRateLimiter[T]) When(item T) time.Duration {
-	if w.limiter == nil {
-		return 0
-	}
 	return min(w.limiter.When(item), w.maxDelay)
 }
 
 // NumRequeues implements RateLimiter.
 func (w *WithMaxWaitRateLimiter[T]) NumRequeues(item T) int {
-	if w.limiter == nil {
-		return 0
-	}
 	return w.limiter.NumRequeues(item)
 }
 
 // Forget implements RateLimiter.
-func (w *WithMaxWaitRateLimiter[T]) Forget(item T) {
-	if w.limiter != nil {
-		w.limiter.Forget(item)
-	}
-}
+func (w *WithMaxWaitRateLimiter[T]) Forget(item T) { w.limiter.Forget(item) }
 
 // DefaultControllerRateLimiter is client-go's default: the slower of a
 // per-item exponential backoff from 5 ms to 1000 s and a shared bucket of

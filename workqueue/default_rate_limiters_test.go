@@ -67,7 +67,6 @@ func TestItemFastSlowRateLimiter(t *testing.T) {
 func TestMaxOfRateLimiter(t *testing.T) {
 	l := NewMaxOfRateLimiter[string](
 		NewItemFastSlowRateLimiter[string](5*time.Millisecond, 3*time.Second, 3),
-		nil, // skipped
 		NewItemExponentialFailureRateLimiter[string](time.Millisecond, time.Second),
 	)
 	want := []time.Duration{5 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond, 3 * time.Second, 3 * time.Second}
@@ -92,11 +91,6 @@ func TestWithMaxWaitRateLimiter(t *testing.T) {
 	assert.Equal(t, 3, l.NumRequeues("one"))
 	l.Forget("one")
 	assert.Equal(t, 0, l.NumRequeues("one"))
-
-	var nilInner = NewWithMaxWaitRateLimiter[string](nil, time.Second)
-	assert.Equal(t, time.Duration(0), nilInner.When("x"))
-	assert.Equal(t, 0, nilInner.NumRequeues("x"))
-	nilInner.Forget("x")
 }
 
 func TestBucketRateLimiter(t *testing.T) {
@@ -107,11 +101,6 @@ func TestBucketRateLimiter(t *testing.T) {
 	assert.InDelta(t, float64(100*time.Millisecond), float64(d), float64(5*time.Millisecond), "third token is booked 1/10 s ahead")
 	assert.Equal(t, 0, b.NumRequeues("a"))
 	b.Forget("a")
-
-	var zero BucketRateLimiter[string]
-	assert.Equal(t, time.Duration(0), zero.When("a"), "nil Limiter never delays")
-	var nilPtr *BucketRateLimiter[string]
-	assert.Equal(t, time.Duration(0), nilPtr.When("a"))
 }
 
 func TestDefaultControllerRateLimiter(t *testing.T) {

@@ -33,17 +33,20 @@ func NewDelaying[T comparable](opts ...Option) *Queue[T] {
 	return New[T](opts...)
 }
 
-// AddAfter adds item once duration has passed, at the default priority. A
+// AddAfter adds item once duration has passed, at DefaultPriority. A
 // duration of zero or less adds it now. If item already waits, the earlier
-// deadline wins; if it is already ready, nothing changes.
+// deadline wins; if it is already ready, nothing changes. Every call counts
+// as a retry in the metrics, as in client-go.
 func (q *Queue[T]) AddAfter(item T, duration time.Duration) {
-	q.addAfter(item, duration, DefaultPriority, false)
-}
-
-// AddAfterWithPriority is AddAfter with a priority. A waiting item keeps the
-// earlier deadline and the higher priority.
-func (q *Queue[T]) AddAfterWithPriority(item T, duration time.Duration, priority int) {
-	q.addAfter(item, duration, clampPriority(priority), false)
+	q.lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if q.m != nil {
+		q.m.retries.Inc()
+	}
+	q.addAfterLocked(item, duration, DefaultPriority, false)
 }
 
 // Reschedule sets item's deadline to duration from now even if that is
@@ -52,7 +55,15 @@ func (q *Queue[T]) AddAfterWithPriority(item T, duration time.Duration, priority
 // again at the new deadline. An existing item keeps its priority; a new one
 // gets the default priority.
 func (q *Queue[T]) Reschedule(item T, duration time.Duration) {
-	q.addAfter(item, duration, DefaultPriority, true)
+	q.lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if q.m != nil {
+		q.m.retries.Inc()
+	}
+	q.addAfterLocked(item, duration, DefaultPriority, true)
 }
 
 // NumWaiting returns how many items wait for an AddAfter deadline. They are
@@ -63,16 +74,9 @@ func (q *Queue[T]) NumWaiting() int {
 	return len(q.heap)
 }
 
-func (q *Queue[T]) addAfter(item T, d time.Duration, p int32, replace bool) {
-	q.lock()
-	defer q.mu.Unlock()
-	if q.shuttingDown {
-		return
-	}
-	if q.m != nil {
-		// Like client-go, every delayed add counts as a retry.
-		q.m.retries.Inc()
-	}
+// addAfterLocked schedules item at priority p after d. With replace, the
+// new deadline overrides any pending one (Reschedule).
+func (q *Queue[T]) addAfterLocked(item T, d time.Duration, p int32, replace bool) {
 	if d <= 0 && !replace {
 		q.addLocked(item, p)
 		return
@@ -82,14 +86,14 @@ func (q *Queue[T]) addAfter(item T, d time.Duration, p int32, replace bool) {
 	if at < now { // overflow: a practically infinite delay
 		at = maxTime - 1
 	}
-	h, slot, i, n := q.s.find(item)
+	i, n := q.s.find(item)
 	if n == nil {
 		if d <= 0 {
 			q.addLocked(item, p)
 			return
 		}
 		var ok bool
-		if i, n, ok = q.s.insert(item, h, slot); !ok {
+		if i, n, ok = q.s.insert(item); !ok {
 			return
 		}
 		n.prio = p
@@ -286,7 +290,7 @@ func (q *Queue[T]) dropWaiting() {
 		n := q.s.at(i)
 		q.heapRemove(n)
 		if n.state == 0 {
-			q.s.release(q.s.slotOf(i, n), i, n)
+			q.s.release(i, n)
 		}
 	}
 }
@@ -382,7 +386,7 @@ func (q *Queue[T]) loop(timer clock.Timer, ticker clock.Ticker) {
 func (q *Queue[T]) Deadline(item T) (time.Time, bool) {
 	q.lock()
 	defer q.mu.Unlock()
-	_, n := q.s.lookup(item)
+	_, n := q.s.find(item)
 	if n == nil || n.state&stWaiting == 0 {
 		return time.Time{}, false
 	}

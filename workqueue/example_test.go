@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"sync"
 	"time"
 
@@ -77,12 +78,10 @@ func ExampleNewRateLimiting() {
 }
 
 // Priorities: real changes overtake a resync storm queued at low priority.
-func ExampleQueue_AddWithPriority() {
+func ExampleQueue_AddWithOpts() {
 	q := workqueue.New[string]()
 	defer q.ShutDown()
-	for _, key := range []string{"resync/1", "resync/2"} {
-		q.AddWithPriority(key, -100)
-	}
+	q.AddWithOpts(workqueue.AddOpts{Priority: ptr.To(-100)}, "resync/1", "resync/2")
 	q.Add("changed/x")
 	for q.Len() > 0 {
 		key, prio, _ := q.GetWithPriority()
@@ -117,15 +116,4 @@ func ExampleQueue_AddAfter() {
 	// Output:
 	// 0 1
 	// 1 0
-}
-
-// ParallelizeUntil spreads independent pieces of work over a few goroutines;
-// each piece writes only its own slot, so no lock is needed.
-func ExampleParallelizeUntil() {
-	squares := make([]int, 8)
-	workqueue.ParallelizeUntil(context.Background(), 3, len(squares), func(i int) {
-		squares[i] = i * i
-	})
-	fmt.Println(squares)
-	// Output: [0 1 4 9 16 25 36 49]
 }

@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"context"
+	"k8s.io/utils/ptr"
 	"runtime"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ func TestIssue126027_AddPullsDelayedItemForward(t *testing.T) {
 	}{
 		{"Add", func(q *Queue[string]) { q.Add("x") }},
 		{"AddAfter zero", func(q *Queue[string]) { q.AddAfter("x", 0) }},
-		{"AddWithPriority", func(q *Queue[string]) { q.AddWithPriority("x", -5) }},
+		{"AddWithOpts", func(q *Queue[string]) { q.AddWithOpts(AddOpts{Priority: ptr.To(-5)}, "x") }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,8 +126,7 @@ func TestShutDownWithDrainContext(t *testing.T) {
 	err := q.ShutDownWithDrainContext(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	q.Done(item)
-	var nilCtx context.Context // documented to mean "no deadline"
-	require.NoError(t, q.ShutDownWithDrainContext(nilCtx))
+	require.NoError(t, q.ShutDownWithDrainContext(context.Background()))
 }
 
 // kubernetes#134323: no goroutine of the queue survives ShutDown, whatever
@@ -225,15 +225,47 @@ func TestIssue138743_LimiterStateIsBounded(t *testing.T) {
 	}
 }
 
-func (r *ItemExponentialFailureRateLimiter[T]) tracked() int {
-	r.f.mu.Lock()
-	defer r.f.mu.Unlock()
-	return len(r.f.m)
+func (r *ItemExponentialFailureRateLimiter[T]) tracked() int { return r.f.len() }
+func (r *ItemFastSlowRateLimiter[T]) tracked() int           { return r.f.len() }
+
+// At the cap, new items evict the item with the fewest failures (the least
+// recently failed among equals), never an item deep in its backoff. Before,
+// an arbitrary item was dropped, so a flood of new failures could reset a
+// 1000 s backoff to 5 ms.
+func TestIssue138743_CapEvictsLeastFailed(t *testing.T) {
+	l := NewItemExponentialFailureRateLimiter[int](5*time.Millisecond, 1000*time.Second, WithMaxTrackedItems(8))
+	const slow = -1
+	for range 20 {
+		l.When(slow)
+	}
+	require.Equal(t, 1000*time.Second, l.When(slow))
+	for i := range 1000 { // each new item evicts the previous one-failure item
+		l.When(i)
+	}
+	assert.Equal(t, 21, l.NumRequeues(slow), "the long backoff survived the flood")
+	assert.Equal(t, 1000*time.Second, l.When(slow))
+	assert.Equal(t, 1, l.NumRequeues(999), "the newest item is tracked")
+	assert.Equal(t, 8, l.tracked())
+
+	// Among equal counts the least recently failed goes first.
+	l = NewItemExponentialFailureRateLimiter[int](time.Millisecond, time.Second, WithMaxTrackedItems(3))
+	l.When(1)
+	l.When(2)
+	l.When(3)
+	l.When(4) // evicts 1
+	assert.Equal(t, 0, l.NumRequeues(1))
+	assert.Equal(t, 1, l.NumRequeues(2))
+	l.When(2) // 2 now has two failures; 3 is the oldest one-failure item
+	l.When(5) // evicts 3
+	assert.Equal(t, 0, l.NumRequeues(3))
+	assert.Equal(t, 2, l.NumRequeues(2))
+	assert.Equal(t, 1, l.NumRequeues(4))
+	assert.Equal(t, 1, l.NumRequeues(5))
 }
-func (r *ItemFastSlowRateLimiter[T]) tracked() int {
-	r.f.mu.Lock()
-	defer r.f.mu.Unlock()
-	return len(r.f.m)
+
+func TestWithMaxTrackedItemsRejectsNonPositive(t *testing.T) {
+	assert.PanicsWithValue(t, "workqueue: WithMaxTrackedItems(0): the cap must be at least 1",
+		func() { WithMaxTrackedItems(0) })
 }
 
 // kubernetes#91800: a blocked Get can be stopped with a context without
@@ -276,7 +308,6 @@ func TestGetContextReceivesItem(t *testing.T) {
 	}{
 		{"background", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }},
 		{"cancellable", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
-		{"nil", func() (context.Context, context.CancelFunc) { var nilCtx context.Context; return nilCtx, func() {} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -310,10 +341,10 @@ func TestIssueCR3496_AgeingPreventsStarvation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			q, c := newFakeQueue[int](t, WithAgeing(tc.ageing))
-			q.AddWithPriority(-1, -100)
+			q.AddWithOpts(AddOpts{Priority: ptr.To(-100)}, -1)
 			served := false
 			for i := range 200 {
-				q.AddWithPriority(i, 0) // a steady stream of normal work
+				q.AddWithOpts(AddOpts{Priority: ptr.To(0)}, i) // a steady stream of normal work
 				item, _ := q.Get()
 				q.Done(item)
 				if item == -1 {

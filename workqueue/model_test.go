@@ -3,6 +3,7 @@ package workqueue
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -228,10 +229,10 @@ func runModel(t *testing.T, ops []byte) {
 		delay := time.Duration(b%4)*time.Millisecond + time.Duration(n+1)
 		switch kind {
 		case 0, 1:
-			q.AddWithPriority(a, prio)
+			q.AddWithOpts(AddOpts{Priority: ptr.To(prio)}, a)
 			m.add(a, prio)
 		case 2:
-			q.AddAfterWithPriority(a, delay, prio)
+			q.AddWithOpts(AddOpts{After: delay, Priority: ptr.To(prio)}, a)
 			m.addAfter(a, delay, prio)
 		case 3, 4:
 			item, gotPrio, quit := q.Queue.get(cancelled)
@@ -330,7 +331,7 @@ func TestConcurrentRandomized(t *testing.T) {
 				switch r.IntN(4) {
 				case 0, 1:
 					s := clockSeq.Add(1)
-					q.AddWithPriority(k, r.IntN(3)-1)
+					q.AddWithOpts(AddOpts{Priority: ptr.To(r.IntN(3) - 1)}, k)
 					for { // record the latest add
 						old := lastAdd[k].Load()
 						if s <= old || lastAdd[k].CompareAndSwap(old, s) {

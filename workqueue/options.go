@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -25,9 +26,7 @@ type config struct {
 func newConfig(opts []Option) config {
 	c := config{clock: clock.RealClock{}, ageing: DefaultAgeing}
 	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+		o(&c)
 	}
 	return c
 }
@@ -38,17 +37,16 @@ func WithName(name string) Option {
 	return func(c *config) { c.name = name }
 }
 
-// WithClock sets the clock used for delays, ageing and metrics. Tests pass a
-// k8s.io/utils/clock/testing.FakeClock. A nil clock keeps the real clock.
+// WithClock sets the clock used for delays, ageing and metrics, so tests can
+// step time instead of sleeping (k8s.io/utils/clock/testing.FakeClock). The
+// default is the real clock. The queue sets timers, so it needs a
+// clock.WithTicker, the richest of the k8s.io/utils/clock interfaces.
 func WithClock(cl clock.WithTicker) Option {
-	return func(c *config) {
-		if cl != nil {
-			c.clock = cl
-		}
-	}
+	return func(c *config) { c.clock = cl }
 }
 
-// WithMetricsProvider sets the provider of this queue's metrics. It accepts
+// WithMetricsProvider sets the provider of this queue's metrics; nil, the
+// default, records none. It accepts
 // client-go's workqueue.MetricsProvider, so existing Prometheus adapters plug
 // in unchanged. The provider is used by this queue only: nothing is global.
 // If the provider also implements WaitingMetricsProvider, the queue reports
@@ -58,8 +56,11 @@ func WithMetricsProvider(p MetricsProvider) Option {
 }
 
 // WithAgeing sets how long a ready item may wait before it is served ahead of
-// items of higher priority, oldest first. Zero or a negative value disables
-// ageing and makes priorities strict.
+// items of higher priority, oldest first. Zero disables ageing and makes
+// priorities strict. A negative d is a programmer error and panics.
 func WithAgeing(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("workqueue: WithAgeing(%v): the ageing period must not be negative; 0 makes priorities strict", d))
+	}
 	return func(c *config) { c.ageing = d }
 }

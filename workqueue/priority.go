@@ -2,7 +2,8 @@ package workqueue
 
 import "math"
 
-// DefaultPriority is the priority of items added through the plain API.
+// DefaultPriority is the priority of items added through the plain API, and
+// of AddWithOpts when AddOpts.Priority is nil.
 const DefaultPriority = 0
 
 // maxIdleLevels bounds how many empty priority levels are kept for reuse,
@@ -14,17 +15,6 @@ type level struct {
 	prio       int32
 	head, tail int32
 	n          int
-}
-
-// clampPriority maps an int priority onto the stored int32 range.
-func clampPriority(p int) int32 {
-	if p > math.MaxInt32 {
-		return math.MaxInt32
-	}
-	if p < math.MinInt32 {
-		return math.MinInt32
-	}
-	return int32(p)
 }
 
 // levelIndex returns the index of the level for prio, creating it when

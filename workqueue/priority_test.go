@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"k8s.io/utils/ptr"
 	"math"
 	"testing"
 	"time"
@@ -49,9 +50,9 @@ func TestPriorityOrder(t *testing.T) {
 			q, _ := newFakeQueue[string](t)
 			for _, o := range tc.ops {
 				if o.after > 0 {
-					q.AddAfterWithPriority(o.item, o.after, o.prio)
+					q.AddWithOpts(AddOpts{After: o.after, Priority: ptr.To(o.prio)}, o.item)
 				} else {
-					q.AddWithPriority(o.item, o.prio)
+					q.AddWithOpts(AddOpts{Priority: ptr.To(o.prio)}, o.item)
 				}
 				q.checkInvariants(t)
 			}
@@ -62,8 +63,8 @@ func TestPriorityOrder(t *testing.T) {
 
 func TestWaitingItemKeepsMaxPriorityAndMinDeadline(t *testing.T) {
 	q, c := newFakeQueue[string](t)
-	q.AddAfterWithPriority("x", time.Minute, 10)
-	q.AddAfterWithPriority("x", time.Second, 1)
+	q.AddWithOpts(AddOpts{After: time.Minute, Priority: ptr.To(10)}, "x")
+	q.AddWithOpts(AddOpts{After: time.Second, Priority: ptr.To(1)}, "x")
 	at, ok := q.Deadline("x")
 	assert.True(t, ok)
 	assert.Equal(t, time.Second, at.Sub(c.Now()))
@@ -87,7 +88,7 @@ func TestGetWithPriorityReportsDefault(t *testing.T) {
 func TestManyPriorityLevelsStayBounded(t *testing.T) {
 	q := New[int]()
 	for i := range 1000 {
-		q.AddWithPriority(i, i)
+		q.AddWithOpts(AddOpts{Priority: ptr.To(i)}, i)
 		item, _ := q.Get()
 		q.Done(item)
 	}

@@ -48,6 +48,8 @@ type Queue[T comparable] struct {
 	shuttingDown bool
 	drain        bool
 
+	limiter RateLimiter[T] // nil unless built by NewRateLimiting
+
 	clock  clock.WithTicker
 	epoch  time.Time
 	ageing time.Duration
@@ -107,28 +109,23 @@ func (q *Queue[T]) lock() {
 // now is the queue's monotonic time in nanoseconds since construction.
 func (q *Queue[T]) now() int64 { return int64(q.clock.Since(q.epoch)) }
 
-// Add marks item as needing processing at the default priority.
-func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, DefaultPriority) }
-
-// AddWithPriority marks item as needing processing. Higher priorities are
-// handed out first and FIFO order holds within a priority. Re-adding an item
-// keeps the higher of its priorities; re-adding an item that waits for an
-// AddAfter deadline makes it ready now, so it runs once (kubernetes#126027).
-// Adds after shutdown are ignored.
-func (q *Queue[T]) AddWithPriority(item T, priority int) {
-	p := clampPriority(priority)
+// Add marks item as needing processing at DefaultPriority. Re-adding a
+// queued item changes nothing; re-adding an item that waits for an AddAfter
+// deadline makes it ready now, so it runs once (kubernetes#126027). Adds
+// after shutdown are ignored.
+func (q *Queue[T]) Add(item T) {
 	q.lock()
 	if !q.shuttingDown {
-		q.addLocked(item, p)
+		q.addLocked(item, DefaultPriority)
 	}
 	q.mu.Unlock()
 }
 
 func (q *Queue[T]) addLocked(item T, p int32) {
-	h, slot, i, n := q.s.find(item)
+	i, n := q.s.find(item)
 	if n == nil {
 		var ok bool
-		if i, n, ok = q.s.insert(item, h, slot); !ok {
+		if i, n, ok = q.s.insert(item); !ok {
 			return
 		}
 		n.prio = p
@@ -223,7 +220,7 @@ func (q *Queue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
 // without shutting the queue down (kubernetes#91800). A ready item is handed
 // out even if ctx is already done, which makes a done ctx a non-blocking
 // Get. It returns shutdown=true when the queue is shut down and empty or when
-// ctx is done; ctx.Err() tells the two apart. A nil ctx never expires.
+// ctx is done; ctx.Err() tells the two apart.
 func (q *Queue[T]) GetContext(ctx context.Context) (item T, shutdown bool) {
 	item, _, shutdown = q.get(ctx)
 	return item, shutdown
@@ -233,7 +230,7 @@ func (q *Queue[T]) get(ctx context.Context) (item T, priority int, shutdown bool
 	q.lock()
 	var stop func() bool
 	for q.queued == 0 && !q.shuttingDown {
-		if ctx != nil && ctx.Done() != nil {
+		if ctx.Done() != nil {
 			if ctx.Err() != nil {
 				break
 			}
@@ -284,7 +281,7 @@ func (q *Queue[T]) wakeAll() {
 // being processed is ignored instead of duplicating it (kubernetes#79934).
 func (q *Queue[T]) Done(item T) {
 	q.lock()
-	_, slot, i, n := q.s.find(item)
+	i, n := q.s.find(item)
 	if n == nil || n.state&stProcessing == 0 {
 		q.mu.Unlock()
 		return
@@ -304,7 +301,7 @@ func (q *Queue[T]) Done(item T) {
 		q.pushReady(i, n)
 		q.notify()
 	case n.state == 0:
-		q.s.release(slot, i, n)
+		q.s.release(i, n)
 	}
 	if q.drain && q.inFlight == 0 && q.queued == 0 {
 		q.drainCond.Broadcast()
@@ -334,9 +331,6 @@ func (q *Queue[T]) ShutDownWithDrain() {
 // ShutDownWithDrainContext is ShutDownWithDrain that gives up when ctx is
 // done and returns its error. A concurrent ShutDown also ends the wait.
 func (q *Queue[T]) ShutDownWithDrainContext(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	q.lock()
 	q.drain = true
 	q.shutdownLocked()

@@ -325,9 +325,9 @@ func TestGetUnblocksOnShutDown(t *testing.T) {
 	assert.True(t, <-res)
 }
 
-// TestZeroValueOptions: nil options and a nil clock fall back to defaults.
-func TestZeroValueOptions(t *testing.T) {
-	q := New[int](nil, WithClock(nil), WithMetricsProvider(nil), WithName("x"))
+// TestNoMetricsProvider: a named queue with a nil provider records nothing.
+func TestNoMetricsProvider(t *testing.T) {
+	q := New[int](WithMetricsProvider(nil), WithName("x"))
 	q.Add(1)
 	v, _ := q.Get()
 	q.Done(v)

@@ -12,28 +12,21 @@ type RateLimitingInterface[T comparable] interface {
 // RateLimitingQueue is a Queue whose retries are spaced by a RateLimiter.
 type RateLimitingQueue[T comparable] struct {
 	*Queue[T]
-	limiter RateLimiter[T]
 }
 
-// NewRateLimiting returns a queue that delays AddRateLimited by rl. A nil rl
-// means DefaultControllerRateLimiter. Remember to call Forget when an item
-// succeeds: it resets the item's backoff (limiters also cap what they keep).
+// NewRateLimiting returns a queue that delays AddRateLimited (and
+// AddWithOpts with RateLimited set) by rl; DefaultControllerRateLimiter is
+// client-go's choice. Remember to call Forget when an item succeeds: it
+// resets the item's backoff (limiters also cap what they keep).
 func NewRateLimiting[T comparable](rl RateLimiter[T], opts ...Option) *RateLimitingQueue[T] {
-	if rl == nil {
-		rl = DefaultControllerRateLimiter[T]()
-	}
-	return &RateLimitingQueue[T]{Queue: New[T](opts...), limiter: rl}
+	q := New[T](opts...)
+	q.limiter = rl
+	return &RateLimitingQueue[T]{Queue: q}
 }
 
 // AddRateLimited adds item after the delay the rate limiter decides.
 func (q *RateLimitingQueue[T]) AddRateLimited(item T) {
 	q.AddAfter(item, q.limiter.When(item))
-}
-
-// AddRateLimitedWithPriority is AddRateLimited at a priority, so a retry
-// keeps the priority the item had.
-func (q *RateLimitingQueue[T]) AddRateLimitedWithPriority(item T, priority int) {
-	q.AddAfterWithPriority(item, q.limiter.When(item), priority)
 }
 
 // Forget resets the item's backoff. It does not remove the item from the

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"k8s.io/utils/ptr"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestRateLimitingQueueKeepsPriority(t *testing.T) {
 	q := NewRateLimiting[string](NewItemExponentialFailureRateLimiter[string](time.Second, time.Second), WithClock(c))
 	defer q.ShutDown()
 	q.Add("normal")
-	q.AddRateLimitedWithPriority("urgent", 10)
+	q.AddWithOpts(AddOpts{RateLimited: true, Priority: ptr.To(10)}, "urgent")
 	c.Step(time.Second)
 	waitLen(t, q.Queue, 2)
 	item, prio, _ := q.GetWithPriority()
@@ -53,12 +54,12 @@ func TestRateLimitingQueueKeepsPriority(t *testing.T) {
 	assert.Equal(t, 10, prio)
 }
 
-func TestRateLimitingQueueNilLimiter(t *testing.T) {
-	q := NewRateLimiting[string](nil)
+func TestAddWithOptsRateLimitedNeedsALimiter(t *testing.T) {
+	q := New[string]()
 	defer q.ShutDown()
-	q.AddRateLimited("a")
-	assert.Equal(t, 1, q.NumWaiting(), "default limiter: first retry waits 5ms")
-	assert.Equal(t, 1, q.NumRequeues("a"))
+	assert.PanicsWithValue(t,
+		"workqueue: AddWithOpts with RateLimited on a queue without a rate limiter; build it with NewRateLimiting",
+		func() { q.AddWithOpts(AddOpts{RateLimited: true}, "a") })
 }
 
 // A client-go limiter and a client-go consumer both work with the queue.

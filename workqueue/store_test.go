@@ -7,9 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStoreRandomized checks the hash table against a map through growth
-// and heavy deletion (backward shifts), with keys that collide often in the
-// low bits.
+// TestStoreRandomized checks the store against a map through growth, heavy
+// deletion and node reuse.
 func TestStoreRandomized(t *testing.T) {
 	for _, keys := range []int{10, 1000, 20000} {
 		var s store[int]
@@ -18,7 +17,7 @@ func TestStoreRandomized(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(keys), 7))
 		for range 20 * keys {
 			k := r.IntN(keys) * 1024
-			h, slot, i, n := s.find(k)
+			i, n := s.find(k)
 			wi, present := want[k]
 			require.Equal(t, present, n != nil, "key %d", k)
 			if present {
@@ -27,26 +26,21 @@ func TestStoreRandomized(t *testing.T) {
 			}
 			switch {
 			case !present:
-				i, n, ok := s.insert(k, h, slot)
+				i, n, ok := s.insert(k)
 				require.True(t, ok)
 				n.state = stQueued
 				want[k] = i
 			case r.IntN(2) == 0:
-				s.release(slot, i, n)
+				s.release(i, n)
 				delete(want, k)
 			}
 			require.Equal(t, len(want), s.len())
 		}
 		for k, i := range want {
-			j, n := s.lookup(k)
+			j, n := s.find(k)
 			require.Equal(t, i, j)
-			require.Equal(t, uint32(slotIndexOf(&s, k)), s.slotOf(i, n))
+			require.Equal(t, k, n.item)
 		}
-		require.LessOrEqual(t, s.count*4, len(s.slots)*3, "load stays under 3/4")
+		require.LessOrEqual(t, int(s.used), 2*keys, "freed nodes are reused")
 	}
-}
-
-func slotIndexOf(s *store[int], k int) uint32 {
-	_, slot, _, _ := s.find(k)
-	return slot
 }
