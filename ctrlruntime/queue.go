@@ -20,7 +20,6 @@ import (
 // queue; any other queue is wrapped and every priority is dropped.
 type Queue[T comparable] struct {
 	*workqueue.RateLimitingQueue[T]
-	limiter workqueue.RateLimiter[T]
 }
 
 var _ priorityqueue.PriorityQueue[reconcile.Request] = (*Queue[reconcile.Request])(nil)
@@ -73,7 +72,7 @@ func NewTypedQueue[T comparable](controllerName string, rateLimiter cgworkqueue.
 		all = append(all, workqueue.WithMetricsProvider(p))
 	}
 	all = append(all, opts...)
-	return &Queue[T]{RateLimitingQueue: workqueue.NewRateLimiting(limiter, all...), limiter: limiter}
+	return &Queue[T]{RateLimitingQueue: workqueue.NewRateLimiting(limiter, all...)}
 }
 
 // AddWithOpts adds items with controller-runtime's options: a nil Priority
@@ -82,23 +81,7 @@ func NewTypedQueue[T comparable](controllerName string, rateLimiter cgworkqueue.
 // already queued keeps the higher priority and the earlier time, as in
 // controller-runtime's queue.
 func (q *Queue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T) {
-	priority := workqueue.DefaultPriority
-	if o.Priority != nil {
-		priority = *o.Priority
-	}
-	for _, item := range items {
-		after := o.After
-		if o.RateLimited {
-			if d := q.limiter.When(item); after <= 0 || d < after {
-				after = d
-			}
-		}
-		if after > 0 {
-			q.AddAfterWithPriority(item, after, priority)
-		} else {
-			q.AddWithPriority(item, priority)
-		}
-	}
+	q.RateLimitingQueue.AddWithOpts(workqueue.AddOpts{After: o.After, RateLimited: o.RateLimited, Priority: o.Priority}, items...)
 }
 
 var logMetricsError sync.Once
