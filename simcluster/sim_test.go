@@ -1,4 +1,4 @@
-package sim
+package simcluster
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func pendingPod(generateName string) *v1.Pod {
@@ -71,12 +72,13 @@ func TestAPIMetadata(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	fixed := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := New(WithNodes(0), WithNodes(5), WithStartupDelay(-time.Second), WithClock(nil), WithClock(func() time.Time { return fixed }), nil)
-	assert.Len(t, c.Nodes(), 5, "invalid node counts are ignored")
+	c := New(WithNodes(5), WithStartupDelay(-time.Second), WithClock(clocktesting.NewFakeClock(fixed)))
+	assert.Len(t, c.Nodes(), 5)
 	assert.Zero(t, c.delay, "negative delays count as zero")
 	p, err := c.Client().CoreV1().Pods("default").Create(context.Background(), pendingPod("x-"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	assert.True(t, p.CreationTimestamp.Time.Equal(fixed))
+	assert.Empty(t, New(WithNodes(-1)).Nodes(), "no nodes at all")
 }
 
 func TestKubeletStartsPodsAndStops(t *testing.T) {
