@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// AddOpts says how AddWithOpts adds its items. It has the fields and meaning
-// of controller-runtime's priorityqueue.AddOpts, so an adapter converts one
-// into the other field by field.
+// AddOpts says how AddWithOpts adds its items. It has the fields, in the
+// same order and with the same types, and the meaning of controller-runtime's
+// priorityqueue.AddOpts, so an adapter converts one into the other with a
+// plain type conversion: workqueue.AddOpts(o).
 type AddOpts struct {
 	// After delays the items; zero or less adds them now.
 	After time.Duration
