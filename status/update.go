@@ -67,7 +67,9 @@ func UpdateReplicationControllerStatus(ctx context.Context, client corev1client.
 			target.Status = newStatus
 			return client.UpdateStatus(ctx, target, metav1.UpdateOptions{})
 		},
-		func(name string) (*v1.ReplicationController, error) { return client.Get(ctx, name, metav1.GetOptions{}) },
+		func(name string) (*v1.ReplicationController, error) {
+			return client.Get(ctx, name, metav1.GetOptions{})
+		},
 		(*v1.ReplicationController).DeepCopy)
 }
 
