@@ -126,7 +126,7 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil)
 		claimed, err := m.ClaimPods(ctx, []*v1.Pod{
 			newPod("a", productionLabel, c), newPod("b", productionLabel, c), newPod("x", testingLabel, nil), newPod("d", productionLabel, nil),
-		}, always, notB, nil)
+		}, always, notB)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"a", "d"}, podNames(claimed))
 		assert.Equal(t, []string{"a", "b", "d"}, seen, "filter never sees non-matching pods")
@@ -137,14 +137,13 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		fpc := &fakePodPatcher{PatchErr: errBoom}
 		m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil)
 		claimed, err := m.ClaimPods(ctx, []*v1.Pod{
-			newPod("a", productionLabel, nil), newPod("b", productionLabel, c), newPod("c", productionLabel, nil), nil,
+			newPod("a", productionLabel, nil), newPod("b", productionLabel, c), newPod("c", productionLabel, nil),
 		})
 		require.Error(t, err)
 		var agg utilerrors.Aggregate
 		require.ErrorAs(t, err, &agg)
-		assert.Len(t, agg.Errors(), 3)
+		assert.Len(t, agg.Errors(), 2)
 		assert.ErrorIs(t, err, errBoom)
-		assert.ErrorIs(t, err, ErrNilObject)
 		assert.Equal(t, []string{"b"}, podNames(claimed))
 		assert.Len(t, fpc.Patches, 2)
 	})
@@ -167,27 +166,8 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		// Like labels.Nothing(): the orphan is left alone, the owned pod released.
 		assert.Equal(t, []string{"default/b"}, fpc.PatchedPods)
 	})
-	t.Run("nil controller", func(t *testing.T) {
-		m := NewPodControllerRefManager(&fakePodPatcher{}, nil, productionSelector, fakeKind, nil)
-		claimed, err := m.ClaimPods(ctx, []*v1.Pod{newPod("a", productionLabel, nil)})
-		assert.Nil(t, claimed)
-		assert.ErrorIs(t, err, ErrNilController)
-		assert.ErrorIs(t, m.AdoptPod(ctx, newPod("a", productionLabel, nil)), ErrNilController)
-		assert.ErrorIs(t, m.ReleasePod(ctx, newPod("a", productionLabel, nil)), ErrNilController)
-	})
-	t.Run("nil pod control", func(t *testing.T) {
-		var nilFake *fakePodPatcher
-		for _, pc := range []PodPatcher{nil, nilFake} {
-			m := NewPodControllerRefManager(pc, c, productionSelector, fakeKind, nil)
-			claimed, err := m.ClaimPods(ctx, []*v1.Pod{newPod("a", productionLabel, c), newPod("b", productionLabel, nil)})
-			assert.Equal(t, []string{"a"}, podNames(claimed), "owned pods need no write")
-			assert.ErrorIs(t, err, ErrNoPatcher)
-		}
-	})
-	t.Run("nil pods", func(t *testing.T) {
+	t.Run("no pods", func(t *testing.T) {
 		m := NewPodControllerRefManager(&fakePodPatcher{}, c, productionSelector, fakeKind, nil)
-		assert.ErrorIs(t, m.AdoptPod(ctx, nil), ErrNilObject)
-		assert.ErrorIs(t, m.ReleasePod(ctx, nil), ErrNilObject)
 		claimed, err := m.ClaimPods(ctx, nil)
 		assert.NoError(t, err)
 		assert.Nil(t, claimed)
