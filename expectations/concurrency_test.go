@@ -89,14 +89,14 @@ type reentrantClock struct {
 	cache *ControllerExpectations
 }
 
-func (r *reentrantClock) Since(t time.Time) time.Duration {
+func (r *reentrantClock) Now() time.Time {
 	r.mu.Lock()
 	c := r.cache
 	r.mu.Unlock()
 	if c != nil {
 		c.Len()
 	}
-	return r.FakePassiveClock.Since(t)
+	return r.FakePassiveClock.Now()
 }
 
 func TestNoLockHeldAcrossCallbacks(t *testing.T) {
@@ -105,7 +105,7 @@ func TestNoLockHeldAcrossCallbacks(t *testing.T) {
 	var logged int
 	var mu sync.Mutex
 	logger := funcr.New(func(_, _ string) {
-		// The sink re-enters the cache; a held shard lock would deadlock.
+		// The sink re-enters the cache; a held lock would deadlock.
 		mu.Lock()
 		logged++
 		mu.Unlock()
@@ -145,9 +145,9 @@ func TestNoLockHeldAcrossCallbacks(t *testing.T) {
 	assert.Equal(t, 200, logged)
 }
 
-// TestConcurrentExpiryAndEviction races writes, lock-free reads, lazy
+// TestConcurrentExpiryAndEviction races writes, reads, lazy
 // eviction and sweeps over a small key space with a TTL the clock keeps
-// crossing, then checks that the index is still consistent: every key reads
+// crossing, then checks that the map is still consistent: every key reads
 // back what was last written, and once everything has expired nothing is
 // left.
 func TestConcurrentExpiryAndEviction(t *testing.T) {
@@ -193,7 +193,7 @@ func TestConcurrentExpiryAndEviction(t *testing.T) {
 			live++
 		}
 	}
-	assert.Equal(t, live, c.Len(), "the index and the lookups agree")
+	assert.Equal(t, live, c.Len(), "the map and the lookups agree")
 	for i := range keys {
 		require.NoError(t, c.ExpectCreations(keyN(i), 1))
 		assert.False(t, c.SatisfiedExpectations(keyN(i)))

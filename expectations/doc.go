@@ -1,77 +1,34 @@
 // Package expectations is a TTL cache of the creations and deletions a
-// controller has asked the API server for but has not yet observed through its
-// informers. A controller consults it before syncing an owner, so that it never
+// controller has asked the API server for but not yet seen through its
+// informers. A controller checks it before syncing an owner, so that it never
 // acts twice on the same stale cache.
 //
-// It replaces ControllerExpectations and UIDTrackingControllerExpectations from
-// k8s.io/kubernetes/pkg/controller with the same method names and the same
-// decisions (signed counters, fulfilled when add <= 0 and del <= 0, expiry
-// strictly after the TTL, unknown keys satisfied, observations on unknown keys
-// ignored), minus the logger argument: the logger comes from WithLogger.
+// It replaces ControllerExpectations and UIDTrackingControllerExpectations
+// from k8s.io/kubernetes/pkg/controller with the same method names and the
+// same answers, minus the logger argument (see WithLogger). The sync sets
+// expectations before it writes; the informer handlers observe:
 //
-// # Owner identity
+//	exp := expectations.NewControllerExpectations()
 //
-// Key expectations with OwnerKey(namespace, name, uid) (or OwnerKeyFor /
-// OwnerKeyForRef) and keep the plain "namespace/name" as the workqueue key.
-// The controller's sync computes OwnerKeyFor(owner); the pod handlers compute
-// OwnerKeyForRef(pod.Namespace, controllerRef), which carries the owner's UID.
-// An owner deleted and re-created under the same name therefore has a new key
-// and never sees its predecessor's record, which simply expires and is
-// evicted. ParseOwnerKey reverses OwnerKey.
+//	// syncReplicaSet
+//	key := expectations.OwnerKeyFor(rs)
+//	if !exp.SatisfiedExpectations(key) {
+//		return nil // an informer event will requeue the owner
+//	}
+//	_ = exp.ExpectCreations(key, diff)
 //
-// # Read-your-writes guard
+//	// addPod handler
+//	ref := metav1.GetControllerOf(pod)
+//	exp.CreationObserved(expectations.OwnerKeyForRef(pod.Namespace, ref))
 //
-// Counting cannot tell whether an update the controller made has reached its
-// cache. ConsistencyGuard does, in the spirit of kube-controller-manager's
-// ConsistencyStore (KEP-5647, Kubernetes 1.36, not importable): the sync
-// records the resource version of each write with WroteAt(ownerKey, gr, rv),
-// and the next sync calls EnsureReady(ownerKey), which returns an error
-// matching ErrStaleCache until every store registered with WithStore has
-// reached that version (compared with apimachinery's CompareResourceVersion).
-// Any client-go v0.36 informer store plugs in through its
-// LastStoreSyncResourceVersion method; a store reporting "" (AtomicFIFO gate
-// off), an unparsable version or an unregistered resource never blocks.
-// Unlike upstream, records are keyed by OwnerKey (a re-created owner never
-// waits on its predecessor's writes) and expire after the TTL, which bounds
-// both memory and how long a store that stopped advancing can hold an owner
-// back (upstream blocks until the store catches up).
+// Key records with OwnerKey (or OwnerKeyFor, OwnerKeyForRef) and keep the
+// plain "namespace/name" as the workqueue key: the key then carries the
+// owner's UID, so an owner deleted and re-created under the same name never
+// waits on its predecessor's record (kubernetes#142142).
 //
-// # Differences from upstream
-//
-//   - Owner UID binding through OwnerKey fixes the stale record inherited by a
-//     re-created owner (kubernetes#142142, volcano#5973).
-//   - WithClock and WithTTL: every timestamp and expiry decision uses the
-//     injected clock (upstream TODO "Support injection of clock").
-//   - Expired records are evicted, lazily on access and by a bounded sweep
-//     that rides on writes (no goroutine), so memory follows live owners;
-//     upstream's production store keeps every record until DeleteExpectations.
-//     Hence GetExpectations reports an expired record as absent, as upstream's
-//     TTL test store does. Len and EvictExpired expose this.
-//   - A record that expires unfulfilled is logged once, the event behind
-//     kubernetes#129795.
-//   - ExpectCreationsNamed and CreationObservedNamed track creations by name:
-//     an unexpected name does not lower the count and a repeated one lowers it
-//     once (upstream TODO #22599, declined PR #136000).
-//   - Pending and PendingAll report what a key still waits for and how long.
-//   - ConsistencyGuard brings KEP-5647's read-your-writes check out of
-//     kubernetes/kubernetes, UID-bound (kubernetes#142142) and TTL-bounded.
-//   - SetExpectations resets an existing record in place instead of
-//     replacing it, so a *ControlleeExpectations from GetExpectations follows
-//     its key across re-Sets; a deleted or evicted record is detached and
-//     reads as expired. This makes the steady state allocation-free.
-//   - UIDTrackingControllerExpectations calls the wrapped cache without
-//     holding its lock, GetUIDs returns a copy rather than the live set, and
-//     dependent-key sets of vanished records are dropped.
-//   - Nil receivers and nil slices give documented neutral values or
-//     ErrNilExpectations instead of panics.
-//
-// # Performance and concurrency
-//
-// Lookups (SatisfiedExpectations, the Observed calls, Raise, Lower, Get) take
-// no lock and hash the key once. Re-setting an existing record locks only
-// that record, so workers syncing different owners share no written memory
-// (records are padded to whole cache lines for the same reason); inserts,
-// deletes and named records lock one of 64 shards. No lock is held while
-// calling the clock, the logger or a wrapped cache, and the package starts no
-// goroutine.
+// A record that has waited longer than the TTL (ExpectationsTimeout unless
+// WithTTL says otherwise) no longer holds its owner back. Expired records are
+// evicted when read and by a sweep that writes pay for, so memory follows the
+// live owners; there is no goroutine. ExpectCreationsNamed tracks creations by
+// name, and Pending and PendingAll say what an owner still waits for.
 package expectations

@@ -148,21 +148,3 @@ func TestExpiryLoggedOnce(t *testing.T) {
 		})
 	}
 }
-
-func TestShardShrinksAfterBurst(t *testing.T) {
-	const burst = 20_000 // about 300 records, a 1,024-slot table, per shard
-	c, _, _ := newTestCache(t, 0)
-	for i := range burst {
-		require.NoError(t, c.ExpectCreations(keyN(i), 1))
-	}
-	for i := range c.shards {
-		require.Greater(t, len(c.shards[i].tab.Load().slots), 256)
-	}
-	for i := range burst {
-		c.DeleteExpectations(keyN(i))
-	}
-	assert.Zero(t, c.Len())
-	for i := range c.shards {
-		assert.LessOrEqual(t, len(c.shards[i].tab.Load().slots), 64, "shard %d kept its peak table", i)
-	}
-}

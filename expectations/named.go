@@ -9,12 +9,9 @@ package expectations
 
 // ExpectCreationsNamed replaces the record for key with one expecting the
 // creation of each distinct name in names (duplicates collapse) and no
-// deletions. A nil or empty slice yields a record that is fulfilled at once.
-// The error is non-nil only for a nil receiver.
+// deletions. An empty slice yields a record that is fulfilled at once. The
+// error is always nil.
 func (c *ControllerExpectations) ExpectCreationsNamed(key string, names []string) error {
-	if c == nil {
-		return ErrNilExpectations
-	}
 	set := make(map[string]struct{}, len(names))
 	for _, n := range names {
 		set[n] = struct{}{}
@@ -32,23 +29,17 @@ func (c *ControllerExpectations) ExpectCreationsNamed(key string, names []string
 // CreationObserved on a named record lowers the count unconditionally, as
 // upstream does; use CreationObservedNamed consistently for named records.
 func (c *ControllerExpectations) CreationObservedNamed(key, name string) {
-	if c == nil {
-		return
-	}
-	// As in LowerExpectations, an expired record needs no special case: it
-	// reads as absent whatever its counts.
-	s, h := c.locate(key)
-	s.mu.Lock()
-	rec := s.get(key, h)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := c.records[key]
 	if rec == nil {
-		s.mu.Unlock()
 		return
 	}
-	if rec.names == nil {
-		rec.add.Add(-1)
-	} else if _, ok := rec.names[name]; ok {
+	if rec.names != nil {
+		if _, ok := rec.names[name]; !ok {
+			return
+		}
 		delete(rec.names, name)
-		rec.add.Add(-1)
 	}
-	s.mu.Unlock()
+	rec.add.Add(-1)
 }

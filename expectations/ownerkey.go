@@ -3,7 +3,6 @@ package expectations
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,12 +38,8 @@ func OwnerKey(namespace, name string, uid types.UID) string {
 	return key + "@" + string(uid)
 }
 
-// OwnerKeyFor returns OwnerKey for obj's namespace, name and UID. A nil obj
-// (including a typed nil pointer) returns "".
+// OwnerKeyFor returns OwnerKey for obj's namespace, name and UID.
 func OwnerKeyFor(obj metav1.Object) string {
-	if isNil(obj) {
-		return ""
-	}
 	return OwnerKey(obj.GetNamespace(), obj.GetName(), obj.GetUID())
 }
 
@@ -83,16 +78,4 @@ func ParseOwnerKey(key string) (namespace, name string, uid types.UID, err error
 		return "", "", "", fmt.Errorf("%w %q: empty name", ErrInvalidOwnerKey, key)
 	}
 	return namespace, name, uid, nil
-}
-
-func isNil(obj metav1.Object) bool {
-	if obj == nil {
-		return true
-	}
-	v := reflect.ValueOf(obj)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }

@@ -37,7 +37,6 @@ func TestOwnerKey(t *testing.T) {
 
 func TestOwnerKeyFor(t *testing.T) {
 	rs := &metav1.ObjectMeta{Namespace: "ns", Name: "rs", UID: "u1"}
-	var nilPod *v1.Pod
 	tests := []struct {
 		name string
 		obj  metav1.Object
@@ -45,12 +44,12 @@ func TestOwnerKeyFor(t *testing.T) {
 	}{
 		{name: "object meta", obj: rs, want: "ns/rs@u1"},
 		{name: "pod", obj: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "b", UID: "c"}}, want: "a/b@c"},
-		{name: "nil interface", obj: nil, want: ""},
-		{name: "typed nil pointer", obj: nilPod, want: ""},
+		{name: "cluster-scoped", obj: &metav1.ObjectMeta{Name: "n", UID: "u"}, want: "n@u"},
+		{name: "no UID gives the plain key", obj: &metav1.ObjectMeta{Namespace: "ns", Name: "rs"}, want: "ns/rs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.NotPanics(t, func() { assert.Equal(t, tt.want, OwnerKeyFor(tt.obj)) })
+			assert.Equal(t, tt.want, OwnerKeyFor(tt.obj))
 		})
 	}
 }

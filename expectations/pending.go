@@ -1,7 +1,8 @@
 package expectations
 
 import (
-	"sort"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,7 +24,8 @@ type PendingReport struct {
 	Fulfilled bool
 }
 
-func (c *ControllerExpectations) report(rec *ControlleeExpectations, now time.Duration) PendingReport {
+// report describes rec; the caller holds mu, which guards the names.
+func report(rec *ControlleeExpectations, now time.Duration) PendingReport {
 	add, del := rec.GetExpectations()
 	return PendingReport{
 		Key:          rec.key,
@@ -31,7 +33,7 @@ func (c *ControllerExpectations) report(rec *ControlleeExpectations, now time.Du
 		Dels:         del,
 		PendingNames: sortedNames(rec.names),
 		Since:        rec.Timestamp(),
-		Age:          rec.age(now),
+		Age:          now - rec.setAt,
 		Fulfilled:    add <= 0 && del <= 0,
 	}
 }
@@ -40,46 +42,35 @@ func (c *ControllerExpectations) report(rec *ControlleeExpectations, now time.Du
 // fulfilled or not. A missing or expired key returns false (and an expired
 // record is evicted).
 func (c *ControllerExpectations) Pending(key string) (PendingReport, bool) {
-	if c == nil {
-		return PendingReport{}, false
-	}
 	now := c.now()
-	s, h := c.locate(key)
-	s.mu.Lock()
-	rec := s.get(key, h)
+	c.mu.Lock()
+	rec := c.records[key]
 	if rec == nil {
-		s.mu.Unlock()
+		c.mu.Unlock()
 		return PendingReport{}, false
 	}
-	if rec.expired(now, c.timeout()) {
-		s.mu.Unlock()
+	if c.expired(rec, now) {
+		c.mu.Unlock()
 		c.evict(rec, now)
 		return PendingReport{}, false
 	}
-	// The names map is only stable under the shard lock.
-	r := c.report(rec, now)
-	s.mu.Unlock()
+	r := report(rec, now)
+	c.mu.Unlock()
 	return r, true
 }
 
 // PendingAll returns a report for every live record that is not fulfilled,
 // sorted by key: the owners that SatisfiedExpectations currently holds back.
 func (c *ControllerExpectations) PendingAll() []PendingReport {
-	if c == nil {
-		return nil
-	}
-	now, ttl := c.now(), c.timeout()
+	now := c.now()
 	var out []PendingReport
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		s.each(func(rec *ControlleeExpectations) {
-			if !rec.Fulfilled() && !rec.expired(now, ttl) {
-				out = append(out, c.report(rec, now))
-			}
-		})
-		s.mu.Unlock()
+	c.mu.Lock()
+	for _, rec := range c.records {
+		if !rec.Fulfilled() && !c.expired(rec, now) {
+			out = append(out, report(rec, now))
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b PendingReport) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }

@@ -171,46 +171,68 @@ func TestUIDTrackingDropsSetsOfVanishedRecords(t *testing.T) {
 	}
 }
 
-// blockingWrapped is a ControllerExpectationsInterface whose ExpectDeletions
-// runs a hook, to place an observation inside ExpectDeletions' window.
-type blockingWrapped struct {
-	*ControllerExpectations
-	onExpectDeletions func()
+// The dependent-key set lives as long as the wrapped record it was made
+// with. DeletionObserved consults that record itself, so its effect never
+// depends on whether anyone called GetUIDs in between.
+func TestUIDTrackingSetFollowsWrappedRecord(t *testing.T) {
+	tests := []struct {
+		name string
+		// between runs after ExpectDeletions("rc", {a, b}); then the test
+		// expects 5 deletions on the wrapped record and observes "a".
+		between  func(u *UIDTrackingControllerExpectations, c *ControllerExpectations, step func())
+		wantLive bool // whether the set survived, so "a" lowered the count
+	}{
+		{name: "re-Set keeps the set, as upstream", between: func(u *UIDTrackingControllerExpectations, c *ControllerExpectations, _ func()) {
+			require.NoError(t, u.ExpectCreations("rc", 1))
+		}, wantLive: true},
+		{name: "wrapped delete ends it", between: func(_ *UIDTrackingControllerExpectations, c *ControllerExpectations, _ func()) {
+			c.DeleteExpectations("rc")
+		}},
+		{name: "expiry ends it", between: func(_ *UIDTrackingControllerExpectations, _ *ControllerExpectations, step func()) {
+			step()
+		}},
+		{name: "nothing", between: func(*UIDTrackingControllerExpectations, *ControllerExpectations, func()) {}, wantLive: true},
+	}
+	for _, tt := range tests {
+		for _, peek := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/GetUIDs=%v", tt.name, peek), func(t *testing.T) {
+				c, clk, _ := newTestCache(t, time.Minute)
+				u := NewUIDTrackingControllerExpectations(c)
+				require.NoError(t, u.ExpectDeletions("rc", []string{"a", "b"}))
+				tt.between(u, c, func() { clk.Step(time.Minute + time.Nanosecond) })
+				if peek {
+					u.GetUIDs("rc")
+				}
+				require.NoError(t, c.ExpectDeletions("rc", 5))
+				u.DeletionObserved("rc", "a")
+				rec, ok, err := c.GetExpectations("rc")
+				require.NoError(t, err)
+				require.True(t, ok)
+				_, del := rec.GetExpectations()
+				if tt.wantLive {
+					assert.Equal(t, int64(4), del)
+					assert.Equal(t, sets.New("b"), u.GetUIDs("rc"))
+				} else {
+					assert.Equal(t, int64(5), del, "a set of a vanished record lowers nothing")
+					assert.Nil(t, u.GetUIDs("rc"))
+				}
+			})
+		}
+	}
 }
 
-func (b *blockingWrapped) ExpectDeletions(key string, dels int) error {
-	if b.onExpectDeletions != nil {
-		b.onExpectDeletions()
-	}
-	return b.ControllerExpectations.ExpectDeletions(key, dels)
-}
-
-// TestUIDTrackingObservationDuringExpect shows both that no lock is held
-// while calling the wrapped cache (the hook re-enters the tracker, which
-// would deadlock otherwise) and that an observation in that window is
-// applied to the new count, not lost.
-func TestUIDTrackingObservationDuringExpect(t *testing.T) {
-	w := &blockingWrapped{ControllerExpectations: NewControllerExpectations()}
-	u := NewUIDTrackingControllerExpectations(w)
-	fired := false
-	w.onExpectDeletions = func() {
-		w.onExpectDeletions = nil
-		fired = true
-		u.DeletionObserved("rc", "a")
-		u.DeletionObserved("rc", "a")
-	}
-	done := make(chan error, 1)
-	go func() { done <- u.ExpectDeletions("rc", []string{"a", "b"}) }()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("ExpectDeletions deadlocked: a lock is held across the wrapped call")
-	}
-	require.True(t, fired)
-	rec, _, _ := u.GetExpectations("rc")
+// Over a wrapped cache of another type, whose record lifetimes are unknown,
+// the set lives until it is replaced or deleted, as upstream.
+func TestUIDTrackingForeignWrappedCache(t *testing.T) {
+	type foreign struct{ *ControllerExpectations }
+	c := NewControllerExpectations()
+	u := NewUIDTrackingControllerExpectations(foreign{c})
+	require.NoError(t, u.ExpectDeletions("rc", []string{"a"}))
+	c.DeleteExpectations("rc")
+	assert.Equal(t, sets.New("a"), u.GetUIDs("rc"))
+	require.NoError(t, c.ExpectDeletions("rc", 2))
+	u.DeletionObserved("rc", "a")
+	rec, _, _ := c.GetExpectations("rc")
 	_, del := rec.GetExpectations()
-	assert.Equal(t, int64(1), del, "the early observation counts once against the new record")
-	u.DeletionObserved("rc", "b")
-	assert.True(t, u.SatisfiedExpectations("rc"))
+	assert.Equal(t, int64(1), del)
 }
