@@ -81,7 +81,7 @@ func NewTypedQueue[T comparable](controllerName string, rateLimiter cgworkqueue.
 // already queued keeps the higher priority and the earlier time, as in
 // controller-runtime's queue.
 func (q *Queue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T) {
-	q.RateLimitingQueue.AddWithOpts(workqueue.AddOpts{After: o.After, RateLimited: o.RateLimited, Priority: o.Priority}, items...)
+	q.RateLimitingQueue.AddWithOpts(workqueue.AddOpts(o), items...)
 }
 
 var logMetricsError sync.Once
