@@ -2,7 +2,6 @@ package claim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,9 +36,7 @@ func WithPatchType(pt types.PatchType) DynamicPatcherOption {
 func NewDynamicPatcher(client dynamic.Interface, gvr schema.GroupVersionResource, opts ...DynamicPatcherOption) *DynamicPatcher {
 	p := &DynamicPatcher{client: client, gvr: gvr, patchType: types.MergePatchType}
 	for _, opt := range opts {
-		if opt != nil {
-			opt(p)
-		}
+		opt(p)
 	}
 	return p
 }
@@ -49,9 +46,6 @@ func (p *DynamicPatcher) PatchType() types.PatchType { return p.patchType }
 
 // Patch sends data to the named object.
 func (p *DynamicPatcher) Patch(ctx context.Context, namespace, name string, data []byte) error {
-	if p == nil || isNil(p.client) {
-		return errors.New("claim: dynamic patcher has a nil client")
-	}
 	if p.patchType != types.MergePatchType && p.patchType != types.StrategicMergePatchType {
 		return fmt.Errorf("claim: unsupported patch type %q", p.patchType)
 	}

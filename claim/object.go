@@ -92,12 +92,7 @@ func (m *ObjectControllerRefManager[T]) init(patcher Patcher, controller metav1.
 	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, opts ...ManagerOption) {
 	var cfg managerConfig
 	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
-	if isNil(patcher) {
-		patcher = nil
+		opt(&cfg)
 	}
 	m.Controller = controller
 	m.Selector = selector
@@ -112,12 +107,8 @@ func (m *ObjectControllerRefManager[T]) init(patcher Patcher, controller metav1.
 // afterwards, in input order. An object matches when the selector matches its
 // labels (checked first, so filters only see candidates) and every filter
 // returns true. Errors do not stop the loop: they are aggregated and the
-// objects concerned are left out of the result. Nil entries are reported as
-// ErrNilObject.
+// objects concerned are left out of the result.
 func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, filters ...func(T) bool) ([]T, error) {
-	if m == nil || isNil(m.Controller) {
-		return nil, ErrNilController
-	}
 	var errs []error
 	// The controller's facts and the selector are read once for the whole
 	// loop, and the closures take T directly, so the per-object cost is the
@@ -131,7 +122,7 @@ func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, fil
 			return false
 		}
 		for _, filter := range filters {
-			if filter != nil && !filter(obj) {
+			if !filter(obj) {
 				return false
 			}
 		}
@@ -150,10 +141,6 @@ func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, fil
 	}
 	n := 0
 	for i, obj := range objs {
-		if isNil(obj) {
-			errs = append(errs, ErrNilObject)
-			continue
-		}
 		ok, err := claimOne(ctx, facts, obj, match, m.Adopt, m.Release)
 		if err != nil {
 			errs = append(errs, err)
@@ -180,17 +167,8 @@ func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, fil
 // allows it. The patch carries obj's UID as a precondition; the API server
 // refuses it if obj already has another controller.
 func (m *ObjectControllerRefManager[T]) Adopt(ctx context.Context, obj T) error {
-	if isNil(obj) {
-		return ErrNilObject
-	}
-	if m == nil || isNil(m.Controller) {
-		return ErrNilController
-	}
 	if err := m.CanAdopt(ctx); err != nil {
 		return fmt.Errorf("can't adopt %s %v/%v (%v): %w", m.kindOf(obj), obj.GetNamespace(), obj.GetName(), obj.GetUID(), err)
-	}
-	if m.patcher == nil {
-		return ErrNoPatcher
 	}
 	pt, err := m.patchType()
 	if err != nil {
@@ -213,15 +191,6 @@ func (m *ObjectControllerRefManager[T]) Adopt(ctx context.Context, obj T) error 
 // owner references left, or was recreated with another UID) mean there is
 // nothing to release and return nil.
 func (m *ObjectControllerRefManager[T]) Release(ctx context.Context, obj T) error {
-	if isNil(obj) {
-		return ErrNilObject
-	}
-	if m == nil || isNil(m.Controller) {
-		return ErrNilController
-	}
-	if m.patcher == nil {
-		return ErrNoPatcher
-	}
 	klog.FromContext(ctx).V(2).Info("Patching object to remove its controllerRef", "kind", m.kindOf(obj),
 		"object", klog.KObj(obj), "gvk", m.controllerKind, "controller", m.Controller.GetName())
 	pt, err := m.patchType()

@@ -9,8 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// PodPatcher sends a strategic-merge patch to one pod. It is the only pod
+// write a ref manager needs; every podcontrol.PodControl satisfies it.
+type PodPatcher interface {
+	PatchPod(ctx context.Context, namespace, name string, data []byte) error
+}
+
 // PodControllerRefManager is the ref manager for pods: an
-// ObjectControllerRefManager[*v1.Pod] that patches through a PodControl and
+// ObjectControllerRefManager[*v1.Pod] that patches through a PodPatcher and
 // keeps upstream's method names.
 type PodControllerRefManager struct {
 	ObjectControllerRefManager[*v1.Pod]
@@ -21,17 +27,10 @@ type PodControllerRefManager struct {
 // nil, runs at most once, before the first adoption (typically
 // RecheckDeletionTimestamp with a live GET); create a new manager per sync to
 // check again. finalizers are added on adoption and removed on release.
-//
-// A nil podControl is allowed for read-only use: claiming pods that need no
-// write works, and adoption or release fails with ErrNoPatcher.
-func NewPodControllerRefManager(podControl PodControl, controller metav1.Object, selector labels.Selector,
+func NewPodControllerRefManager(podControl PodPatcher, controller metav1.Object, selector labels.Selector,
 	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, finalizers ...string) *PodControllerRefManager {
-	var patcher Patcher
-	if !isNil(podControl) {
-		patcher = PatcherFunc(podControl.PatchPod)
-	}
 	m := &PodControllerRefManager{}
-	m.init(patcher, controller, selector, controllerKind, canAdopt, WithFinalizers(finalizers...), WithKind("Pod"))
+	m.init(podPatcherAdapter{podControl}, controller, selector, controllerKind, canAdopt, WithFinalizers(finalizers...), WithKind("Pod"))
 	return m
 }
 
@@ -40,26 +39,24 @@ func NewPodControllerRefManager(podControl PodControl, controller metav1.Object,
 // A pod matches when the selector matches its labels and every filter
 // returns true. Errors are aggregated; the pods concerned are left out.
 func (m *PodControllerRefManager) ClaimPods(ctx context.Context, pods []*v1.Pod, filters ...func(*v1.Pod) bool) ([]*v1.Pod, error) {
-	if m == nil {
-		return nil, ErrNilController
-	}
 	return m.Claim(ctx, pods, filters...)
 }
 
 // AdoptPod patches pod to make the controller its managing owner (with the
 // manager's finalizers). It fails without a patch when CanAdopt refuses.
 func (m *PodControllerRefManager) AdoptPod(ctx context.Context, pod *v1.Pod) error {
-	if m == nil {
-		return ErrNilController
-	}
 	return m.Adopt(ctx, pod)
 }
 
 // ReleasePod patches pod to drop the controller's owner reference and the
 // manager's finalizers. NotFound and Invalid errors are ignored.
 func (m *PodControllerRefManager) ReleasePod(ctx context.Context, pod *v1.Pod) error {
-	if m == nil {
-		return ErrNilController
-	}
 	return m.Release(ctx, pod)
+}
+
+// podPatcherAdapter is the Patcher a PodControllerRefManager writes through.
+type podPatcherAdapter struct{ pods PodPatcher }
+
+func (a podPatcherAdapter) Patch(ctx context.Context, namespace, name string, data []byte) error {
+	return a.pods.PatchPod(ctx, namespace, name, data)
 }

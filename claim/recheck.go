@@ -2,7 +2,6 @@ package claim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,20 +12,11 @@ import (
 // Informer caches can lag behind a deletion; a fresh read prevents a dying
 // controller from adopting objects that the garbage collector would then
 // delete with it.
-//
-// A nil getObject, or one returning a nil object, yields an error instead of
-// a panic.
 func RecheckDeletionTimestamp(getObject func(context.Context) (metav1.Object, error)) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if getObject == nil {
-			return errors.New("can't recheck DeletionTimestamp: getObject is nil")
-		}
 		obj, err := getObject(ctx)
 		if err != nil {
 			return fmt.Errorf("can't recheck DeletionTimestamp: %w", err)
-		}
-		if isNil(obj) {
-			return fmt.Errorf("can't recheck DeletionTimestamp: %w", ErrNilObject)
 		}
 		if ts := obj.GetDeletionTimestamp(); ts != nil {
 			return fmt.Errorf("%v/%v has just been deleted at %v", obj.GetNamespace(), obj.GetName(), ts)

@@ -16,7 +16,6 @@ func TestRecheckDeletionTimestamp(t *testing.T) {
 	ts := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	deletingRC := controller("default", "1", false)
 	deletingRC.DeletionTimestamp = &ts
-	var nilRC *v1.ReplicationController
 	tests := []struct {
 		name    string
 		get     func(context.Context) (metav1.Object, error)
@@ -28,9 +27,6 @@ func TestRecheckDeletionTimestamp(t *testing.T) {
 			wantErr: "can't recheck DeletionTimestamp: get failed", wantIs: errGet},
 		{name: "being deleted", get: func(context.Context) (metav1.Object, error) { return deletingRC, nil },
 			wantErr: "default/rc has just been deleted at " + ts.String()},
-		{name: "nil getter", get: nil, wantErr: "getObject is nil"},
-		{name: "nil object", get: func(context.Context) (metav1.Object, error) { return nil, nil }, wantIs: ErrNilObject},
-		{name: "typed nil object", get: func(context.Context) (metav1.Object, error) { return nilRC, nil }, wantIs: ErrNilObject},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +50,7 @@ func TestRecheckDeletionTimestamp(t *testing.T) {
 func TestRecheckBlocksAdoption(t *testing.T) {
 	cached := controller("default", "1", false)
 	fresh := controller("default", "1", true)
-	fpc := &FakePodControl{}
+	fpc := &fakePodPatcher{}
 	m := NewPodControllerRefManager(fpc, cached, productionSelector, fakeKind,
 		RecheckDeletionTimestamp(func(context.Context) (metav1.Object, error) { return fresh, nil }))
 	claimed, err := m.ClaimPods(context.Background(), []*v1.Pod{newPod("a", productionLabel, nil)})

@@ -2,26 +2,12 @@ package claim
 
 import (
 	"context"
-	"errors"
-	"reflect"
 	"sync"
 
-	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-)
-
-var (
-	// ErrNilController is returned when a ref manager has no controller object.
-	ErrNilController = errors.New("claim: controller is nil")
-	// ErrNilObject is returned for a nil object passed to a claim, adopt or
-	// release call.
-	ErrNilObject = errors.New("claim: object is nil")
-	// ErrNoPatcher is returned by adopt and release when the manager was built
-	// without a Patcher (or PodControl), so it cannot change ownership.
-	ErrNoPatcher = errors.New("claim: no patcher configured")
 )
 
 // BaseControllerRefManager holds the algorithm shared by every ref manager:
@@ -34,8 +20,7 @@ var (
 // adopted, and objects the controller owns are released. Use
 // labels.Everything() to match everything.
 //
-// The zero value is not usable (it has no Controller); ClaimObject then
-// returns ErrNilController. Do not copy a manager after first use.
+// Controller must be set. Do not copy a manager after first use.
 type BaseControllerRefManager struct {
 	Controller metav1.Object
 	Selector   labels.Selector
@@ -70,17 +55,9 @@ func (m *BaseControllerRefManager) CanAdopt(ctx context.Context) error {
 //     (or we are cluster-scoped), while we are not being deleted: adopted.
 //
 // NotFound from adopt or release means the object is gone and is not an
-// error. Any other error is returned so the caller can retry the sync. A nil
-// match matches nothing; a nil adopt or release is reported as ErrNoPatcher
-// when it would be needed.
+// error. Any other error is returned so the caller can retry the sync.
 func (m *BaseControllerRefManager) ClaimObject(ctx context.Context, obj metav1.Object, match func(metav1.Object) bool,
 	adopt, release func(context.Context, metav1.Object) error) (bool, error) {
-	if isNil(m.Controller) {
-		return false, ErrNilController
-	}
-	if isNil(obj) {
-		return false, ErrNilObject
-	}
 	return claimOne(ctx, m.controllerFacts(), obj, match, adopt, release)
 }
 
@@ -100,12 +77,11 @@ func (m *BaseControllerRefManager) controllerFacts() controllerFacts {
 	}
 }
 
-// claimOne is ClaimObject once the controller and obj are known to be
-// non-nil. match runs only when the outcome depends on it, so objects owned
+// claimOne is ClaimObject with the controller's facts gathered. match runs only when the outcome depends on it, so objects owned
 // by another controller cost one owner-reference scan.
 func claimOne[O metav1.Object](ctx context.Context, c controllerFacts, obj O, match func(O) bool,
 	adopt, release func(context.Context, O) error) (bool, error) {
-	matches := func() bool { return match != nil && match(obj) }
+	matches := func() bool { return match(obj) }
 
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
 		if ref.UID != c.uid {
@@ -118,9 +94,6 @@ func claimOne[O metav1.Object](ctx context.Context, c controllerFacts, obj O, ma
 		// garbage collector will handle them with the owner.
 		if c.deleting {
 			return false, nil
-		}
-		if release == nil {
-			return false, ErrNoPatcher
 		}
 		if err := release(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			return false, err
@@ -140,9 +113,6 @@ func claimOne[O metav1.Object](ctx context.Context, c controllerFacts, obj O, ma
 	if c.namespace != "" && c.namespace != obj.GetNamespace() {
 		return false, nil
 	}
-	if adopt == nil {
-		return false, ErrNoPatcher
-	}
 	if err := adopt(ctx, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -150,22 +120,4 @@ func claimOne[O metav1.Object](ctx context.Context, c controllerFacts, obj O, ma
 		return false, err
 	}
 	return true, nil
-}
-
-// isNil reports whether v is nil or a typed nil pointer stored in an
-// interface, either of which would panic on the first accessor call.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	// Pods are what claim loops see by the thousand; spare them reflection.
-	if p, ok := v.(*v1.Pod); ok {
-		return p == nil
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func:
-		return rv.IsNil()
-	}
-	return false
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -106,7 +105,7 @@ func TestCanAdoptRunsOnce(t *testing.T) {
 
 func TestCanAdoptOnlyWhenAdopting(t *testing.T) {
 	var calls atomic.Int32
-	fpc := &FakePodControl{}
+	fpc := &fakePodPatcher{}
 	ctrl := controller("default", "123", false)
 	m := NewPodControllerRefManager(fpc, ctrl, productionSelector, fakeKind,
 		func(context.Context) error { calls.Add(1); return nil })
@@ -119,73 +118,4 @@ func TestCanAdoptOnlyWhenAdopting(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), calls.Load())
 	assert.Len(t, fpc.Patches, 3)
-}
-
-func TestClaimObjectBadInput(t *testing.T) {
-	ctx := context.Background()
-	match := func(metav1.Object) bool { return true }
-	noop := func(context.Context, metav1.Object) error { return nil }
-	var nilRC *v1.ReplicationController
-	var nilPod *v1.Pod
-	tests := []struct {
-		name    string
-		m       *BaseControllerRefManager
-		obj     metav1.Object
-		match   func(metav1.Object) bool
-		adopt   func(context.Context, metav1.Object) error
-		release func(context.Context, metav1.Object) error
-		owned   bool
-		err     error
-	}{
-		{name: "nil controller", m: &BaseControllerRefManager{}, obj: newPod("p", productionLabel, nil), match: match, adopt: noop, release: noop, err: ErrNilController},
-		{name: "typed nil controller", m: &BaseControllerRefManager{Controller: nilRC}, obj: newPod("p", productionLabel, nil), match: match, adopt: noop, release: noop, err: ErrNilController},
-		{name: "nil object", m: &BaseControllerRefManager{Controller: controller("default", "1", false)}, obj: nil, match: match, adopt: noop, release: noop, err: ErrNilObject},
-		{name: "typed nil object", m: &BaseControllerRefManager{Controller: controller("default", "1", false)}, obj: nilPod, match: match, adopt: noop, release: noop, err: ErrNilObject},
-		{name: "nil match matches nothing", m: &BaseControllerRefManager{Controller: controller("default", "1", false)}, obj: newPod("p", productionLabel, nil), adopt: noop, release: noop},
-		{name: "nil adopt", m: &BaseControllerRefManager{Controller: controller("default", "1", false)}, obj: newPod("p", productionLabel, nil), match: match, err: ErrNoPatcher},
-		{name: "nil release", m: &BaseControllerRefManager{Controller: controller("default", "1", false)}, obj: newPod("p", productionLabel, controller("default", "1", false)), err: ErrNoPatcher},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			owned, err := tc.m.ClaimObject(ctx, tc.obj, tc.match, tc.adopt, tc.release)
-			assert.Equal(t, tc.owned, owned)
-			assert.ErrorIs(t, err, tc.err)
-			if tc.err == nil {
-				assert.NoError(t, err)
-			}
-		})
-	}
-}
-
-func TestIsNil(t *testing.T) {
-	var p *v1.Pod
-	var m map[string]string
-	assert.True(t, isNil(nil))
-	assert.True(t, isNil(p))
-	assert.True(t, isNil(m))
-	assert.False(t, isNil(&v1.Pod{}))
-	assert.False(t, isNil(3))
-}
-
-func TestNilManagers(t *testing.T) {
-	ctx := context.Background()
-	pod := newPod("p", productionLabel, nil)
-	var pm *PodControllerRefManager
-	_, err := pm.ClaimPods(ctx, []*v1.Pod{pod})
-	assert.ErrorIs(t, err, ErrNilController)
-	assert.ErrorIs(t, pm.AdoptPod(ctx, pod), ErrNilController)
-	assert.ErrorIs(t, pm.ReleasePod(ctx, pod), ErrNilController)
-
-	var rm *ReplicaSetControllerRefManager
-	rs := newRS("rs", "default", productionLabel, nil)
-	_, err = rm.ClaimReplicaSets(ctx, []*appsv1.ReplicaSet{rs})
-	assert.ErrorIs(t, err, ErrNilController)
-	assert.ErrorIs(t, rm.AdoptReplicaSet(ctx, rs), ErrNilController)
-	assert.ErrorIs(t, rm.ReleaseReplicaSet(ctx, rs), ErrNilController)
-
-	var om *ObjectControllerRefManager[*v1.Pod]
-	_, err = om.Claim(ctx, []*v1.Pod{pod})
-	assert.ErrorIs(t, err, ErrNilController)
-	assert.ErrorIs(t, om.Adopt(ctx, pod), ErrNilController)
-	assert.ErrorIs(t, om.Release(ctx, pod), ErrNilController)
 }

@@ -2,7 +2,6 @@ package claim
 
 import (
 	"context"
-	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,37 +31,24 @@ func NewReplicaSetControllerRefManager(patcher Patcher, controller metav1.Object
 // ClaimReplicaSets adopts matching orphan ReplicaSets, releases owned ones
 // that no longer match, and returns those owned afterwards in input order.
 func (m *ReplicaSetControllerRefManager) ClaimReplicaSets(ctx context.Context, sets []*appsv1.ReplicaSet) ([]*appsv1.ReplicaSet, error) {
-	if m == nil {
-		return nil, ErrNilController
-	}
 	return m.Claim(ctx, sets)
 }
 
 // AdoptReplicaSet patches rs to make the controller its managing owner.
 func (m *ReplicaSetControllerRefManager) AdoptReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	if m == nil {
-		return ErrNilController
-	}
 	return m.Adopt(ctx, rs)
 }
 
 // ReleaseReplicaSet patches rs to drop the controller's owner reference.
 // NotFound and Invalid errors are ignored.
 func (m *ReplicaSetControllerRefManager) ReleaseReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	if m == nil {
-		return ErrNilController
-	}
 	return m.Release(ctx, rs)
 }
 
 // NewReplicaSetPatcher returns a Patcher that sends strategic-merge patches
-// to apps/v1 ReplicaSets through client. A nil client yields a Patcher whose
-// every call fails.
+// to apps/v1 ReplicaSets through client.
 func NewReplicaSetPatcher(client kubernetes.Interface) Patcher {
 	return PatcherFunc(func(ctx context.Context, namespace, name string, data []byte) error {
-		if isNil(client) {
-			return errors.New("claim: ReplicaSet patcher has a nil client")
-		}
 		_, err := client.AppsV1().ReplicaSets(namespace).Patch(ctx, name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
 		return err
 	})

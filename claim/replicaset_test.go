@@ -115,16 +115,6 @@ func TestReplicaSetManagerErrors(t *testing.T) {
 		assert.NoError(t, err)
 		assert.Empty(t, claimed)
 	})
-	t.Run("nil client", func(t *testing.T) {
-		m := NewReplicaSetControllerRefManager(NewReplicaSetPatcher(nil), d, labels.Everything(), deployKind, nil)
-		assert.Error(t, m.AdoptReplicaSet(ctx, newRS("rs", "default", productionLabel, nil)))
-	})
-	t.Run("nil patcher", func(t *testing.T) {
-		var pf PatcherFunc
-		m := NewReplicaSetControllerRefManager(pf, d, labels.Everything(), deployKind, nil)
-		assert.ErrorIs(t, m.AdoptReplicaSet(ctx, newRS("rs", "default", productionLabel, nil)), ErrNoPatcher)
-		assert.ErrorIs(t, m.ReleaseReplicaSet(ctx, newRS("rs", "default", productionLabel, d)), ErrNoPatcher)
-	})
 	t.Run("deleting deployment keeps what it owns", func(t *testing.T) {
 		dd := newDeployment("default", "dep-uid", true)
 		var patches int

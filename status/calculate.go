@@ -5,6 +5,16 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Reasons of the ReplicaFailure condition, set from the sign of
+// activeReplicas - spec.replicas when manageReplicas failed.
+const (
+	// ReasonFailedCreate: there were too few pods, so creating them failed.
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonFailedDelete: there were too many pods, so deleting them failed.
+	ReasonFailedDelete = "FailedDelete"
 )
 
 // CalculateReplicaSetStatus returns the status rs should have given its
@@ -18,18 +28,17 @@ import (
 //     there are fewer or more active pods than spec.replicas (empty when equal),
 //     message manageReplicasErr.Error(), transition time now;
 //   - manageReplicasErr nil: any ReplicaFailure condition is removed;
-//   - an error while the condition exists leaves it exactly as it is.
+//   - an error while the condition exists leaves it exactly as it is, so its
+//     transition time says when the trouble started.
 //
 // status.terminatingReplicas is set to the number of terminatingPods only
-// with WithTerminatingReplicas(); otherwise it is nil.
-//
-// A nil spec.replicas counts as the API default of 1. A nil rs gives the zero
-// status; there is nothing to compute for it.
+// with WithTerminatingReplicas(); otherwise it is nil. A nil spec.replicas
+// counts as the API default of 1.
 func CalculateReplicaSetStatus(rs *appsv1.ReplicaSet, activePods, terminatingPods []*v1.Pod, manageReplicasErr error, now time.Time, opts ...Option) appsv1.ReplicaSetStatus {
-	if rs == nil {
-		return appsv1.ReplicaSetStatus{}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
-	o := buildOptions(opts)
 	st := rs.Status
 	c := CountReplicas(activePods, rs.Spec.Template.Labels, rs.Spec.MinReadySeconds, now)
 	st.Replicas, st.FullyLabeledReplicas, st.ReadyReplicas, st.AvailableReplicas = c.Replicas, c.FullyLabeledReplicas, c.ReadyReplicas, c.AvailableReplicas
@@ -38,20 +47,22 @@ func CalculateReplicaSetStatus(rs *appsv1.ReplicaSet, activePods, terminatingPod
 		n := countPods(terminatingPods)
 		st.TerminatingReplicas = &n
 	}
-	st.Conditions = reconcileReplicaFailure[replicaSetKind](st.Conditions, appsv1.ReplicaSetReplicaFailure,
-		c.Replicas, desiredReplicas(rs.Spec.Replicas), manageReplicasErr, now)
+	failing := GetCondition(rs.Status, appsv1.ReplicaSetReplicaFailure) != nil
+	switch {
+	case manageReplicasErr != nil && !failing:
+		SetCondition(&st, appsv1.ReplicaSetCondition{Type: appsv1.ReplicaSetReplicaFailure, Status: v1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(now), Reason: failureReason(c.Replicas, rs.Spec.Replicas), Message: manageReplicasErr.Error()})
+	case manageReplicasErr == nil && failing:
+		RemoveCondition(&st, appsv1.ReplicaSetReplicaFailure)
+	}
 	return st
 }
 
 // CalculateReplicationControllerStatus is CalculateReplicaSetStatus for
 // ReplicationControllers, whose status has no terminatingReplicas and whose
 // failure condition is v1.ReplicationControllerReplicaFailure. A nil
-// spec.template counts as a template without labels; a nil rc gives the zero
-// status.
+// spec.template counts as a template without labels.
 func CalculateReplicationControllerStatus(rc *v1.ReplicationController, activePods []*v1.Pod, manageReplicasErr error, now time.Time) v1.ReplicationControllerStatus {
-	if rc == nil {
-		return v1.ReplicationControllerStatus{}
-	}
 	var templateLabels map[string]string
 	if rc.Spec.Template != nil {
 		templateLabels = rc.Spec.Template.Labels
@@ -59,9 +70,34 @@ func CalculateReplicationControllerStatus(rc *v1.ReplicationController, activePo
 	st := rc.Status
 	c := CountReplicas(activePods, templateLabels, rc.Spec.MinReadySeconds, now)
 	st.Replicas, st.FullyLabeledReplicas, st.ReadyReplicas, st.AvailableReplicas = c.Replicas, c.FullyLabeledReplicas, c.ReadyReplicas, c.AvailableReplicas
-	st.Conditions = reconcileReplicaFailure[replicationControllerKind](st.Conditions, v1.ReplicationControllerReplicaFailure,
-		c.Replicas, desiredReplicas(rc.Spec.Replicas), manageReplicasErr, now)
+	failing := GetReplicationControllerCondition(rc.Status, v1.ReplicationControllerReplicaFailure) != nil
+	switch {
+	case manageReplicasErr != nil && !failing:
+		SetReplicationControllerCondition(&st, v1.ReplicationControllerCondition{Type: v1.ReplicationControllerReplicaFailure, Status: v1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(now), Reason: failureReason(c.Replicas, rc.Spec.Replicas), Message: manageReplicasErr.Error()})
+	case manageReplicasErr == nil && failing:
+		RemoveReplicationControllerCondition(&st, v1.ReplicationControllerReplicaFailure)
+	}
 	return st
+}
+
+// failureReason names the direction manageReplicas was moving in: creating
+// when there are fewer active pods than desired, deleting when more, and
+// nothing when the count is already right, as upstream. A nil spec.replicas
+// counts as the API default of 1 (objects from an apiserver always carry
+// it; hand-built ones may not).
+func failureReason(active int32, specReplicas *int32) string {
+	desired := int32(1)
+	if specReplicas != nil {
+		desired = *specReplicas
+	}
+	switch diff := int64(active) - int64(desired); {
+	case diff < 0:
+		return ReasonFailedCreate
+	case diff > 0:
+		return ReasonFailedDelete
+	}
+	return ""
 }
 
 // countPods counts the non-nil pods, matching CountReplicas' treatment of nil

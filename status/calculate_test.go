@@ -240,29 +240,11 @@ func withFailure(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 	return out
 }
 
-// TestCalculateStatusBadInput: nil objects give the zero status, nil
-// spec.replicas counts as 1, a nil RC template as one without labels.
+// TestCalculateStatusBadInput: nil spec.replicas counts as 1, a nil RC template as one without labels.
 func TestCalculateStatusBadInput(t *testing.T) {
 	pod := newPod("p", newReplicaSet(1, map[string]string{"name": "foo"}), v1.PodRunning, nil)
 	now := time.Now()
 	errBoom := errors.New("boom")
-
-	t.Run("nil ReplicaSet", func(t *testing.T) {
-		var got appsv1.ReplicaSetStatus
-		require.NotPanics(t, func() {
-			got = CalculateReplicaSetStatus(nil, []*v1.Pod{pod}, nil, errBoom, now, WithTerminatingReplicas())
-		})
-		assert.Equal(t, appsv1.ReplicaSetStatus{}, got)
-	})
-	t.Run("nil ReplicationController", func(t *testing.T) {
-		var got v1.ReplicationControllerStatus
-		require.NotPanics(t, func() { got = CalculateReplicationControllerStatus(nil, []*v1.Pod{pod}, errBoom, now) })
-		assert.Equal(t, v1.ReplicationControllerStatus{}, got)
-	})
-	t.Run("nil option is ignored", func(t *testing.T) {
-		rs := newReplicaSet(1, nil)
-		assert.Nil(t, CalculateReplicaSetStatus(rs, nil, nil, nil, now, nil).TerminatingReplicas)
-	})
 
 	// With spec.replicas nil the desired count is 1: one pod and an error is
 	// neither too few nor too many, two pods are too many, none too few.

@@ -3,95 +3,98 @@ package status
 import (
 	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// condKind lets one implementation of the condition rules serve every
-// workload kind. ReplicaSet and ReplicationController conditions have the
-// same fields but distinct Go types (their Type fields are different named
-// string types), so Go can neither convert between them nor reach their
-// fields through a type parameter; a zero-size adapter type per kind supplies
-// the few accessors the rules need instead.
-type condKind[C comparable, T ~string] interface {
-	condType(C) T
-	condStatus(C) v1.ConditionStatus
-	condReason(C) string
-	newCondition(t T, status v1.ConditionStatus, reason, msg string, at metav1.Time) C
+// NewReplicaSetCondition returns a condition whose transition time is now.
+func NewReplicaSetCondition(condType appsv1.ReplicaSetConditionType, status v1.ConditionStatus, reason, msg string) appsv1.ReplicaSetCondition {
+	return appsv1.ReplicaSetCondition{Type: condType, Status: status, LastTransitionTime: metav1.Now(), Reason: reason, Message: msg}
 }
 
-// conditionIndex returns the index of the first condition of type t, or -1.
-// The first match is the one that counts, as upstream: duplicates can only
-// come from another writer, and SetCondition clears them all.
-func conditionIndex[K condKind[C, T], C comparable, T ~string](conds []C, t T) int {
-	var k K
-	for i := range conds {
-		if k.condType(conds[i]) == t {
-			return i
+// GetCondition returns a copy of the first condition of condType in status,
+// or nil when there is none. Writing through the result leaves status alone.
+func GetCondition(status appsv1.ReplicaSetStatus, condType appsv1.ReplicaSetConditionType) *appsv1.ReplicaSetCondition {
+	for _, c := range status.Conditions {
+		if c.Type == condType {
+			return &c
 		}
 	}
-	return -1
+	return nil
 }
 
-// getCondition returns a copy of the first condition of type t, so the caller
-// can't change the status behind the owner's back by writing through it.
-func getCondition[K condKind[C, T], C comparable, T ~string](conds []C, t T) *C {
-	i := conditionIndex[K](conds, t)
-	if i < 0 {
-		return nil
+// SetCondition puts condition into status, replacing every condition of its
+// type, and appends it last. When a condition of that type already has the
+// same status and reason, status is left as it is: its transition time (and
+// message) stay. The new list never shares memory with the old one, since
+// statuses are copied by value all over controllers.
+func SetCondition(status *appsv1.ReplicaSetStatus, condition appsv1.ReplicaSetCondition) {
+	if c := GetCondition(*status, condition.Type); c != nil && c.Status == condition.Status && c.Reason == condition.Reason {
+		return
 	}
-	c := conds[i]
-	return &c
+	kept := make([]appsv1.ReplicaSetCondition, 0, len(status.Conditions)+1)
+	for _, c := range status.Conditions {
+		if c.Type != condition.Type {
+			kept = append(kept, c)
+		}
+	}
+	status.Conditions = append(kept, condition)
 }
 
-// setCondition returns conds with cond in place of every condition of its
-// type. A condition with the same status and reason is kept as it is, so its
-// transition time keeps meaning "when this state began" (and its message is
-// not refreshed, as upstream). The result never shares memory with conds when
-// it differs from it: statuses are copied by value all over controllers, and
-// an append into a shared backing array would leak into those copies.
-func setCondition[K condKind[C, T], C comparable, T ~string](conds []C, cond C) []C {
-	var k K
-	t := k.condType(cond)
-	if i := conditionIndex[K](conds, t); i >= 0 &&
-		k.condStatus(conds[i]) == k.condStatus(cond) && k.condReason(conds[i]) == k.condReason(cond) {
-		return conds
-	}
-	out := make([]C, 0, len(conds)+1)
-	for _, c := range conds {
-		if k.condType(c) != t {
-			out = append(out, c)
+// RemoveCondition removes every condition of condType from status. When none
+// is left, status.Conditions becomes nil, not an empty slice, as upstream
+// (the steady-state check of an update tells nil from empty).
+func RemoveCondition(status *appsv1.ReplicaSetStatus, condType appsv1.ReplicaSetConditionType) {
+	var kept []appsv1.ReplicaSetCondition
+	for _, c := range status.Conditions {
+		if c.Type != condType {
+			kept = append(kept, c)
 		}
 	}
-	return append(out, cond)
+	status.Conditions = kept
 }
 
-// removeCondition returns conds without any condition of type t. When nothing
-// is left the result is nil rather than an empty slice: upstream's rebuilt list
-// starts nil, and the steady-state check of an update tells nil from empty.
-func removeCondition[K condKind[C, T], C comparable, T ~string](conds []C, t T) []C {
-	var k K
-	drop := 0
-	for _, c := range conds {
-		if k.condType(c) == t {
-			drop++
+// NewReplicationControllerCondition returns a condition whose transition time
+// is now.
+func NewReplicationControllerCondition(condType v1.ReplicationControllerConditionType, status v1.ConditionStatus, reason, msg string) v1.ReplicationControllerCondition {
+	return v1.ReplicationControllerCondition{Type: condType, Status: status, LastTransitionTime: metav1.Now(), Reason: reason, Message: msg}
+}
+
+// GetReplicationControllerCondition is GetCondition for ReplicationControllers.
+func GetReplicationControllerCondition(status v1.ReplicationControllerStatus, condType v1.ReplicationControllerConditionType) *v1.ReplicationControllerCondition {
+	for _, c := range status.Conditions {
+		if c.Type == condType {
+			return &c
 		}
 	}
-	if len(conds) == drop {
-		return nil
+	return nil
+}
+
+// SetReplicationControllerCondition is SetCondition for ReplicationControllers.
+func SetReplicationControllerCondition(status *v1.ReplicationControllerStatus, condition v1.ReplicationControllerCondition) {
+	if c := GetReplicationControllerCondition(*status, condition.Type); c != nil && c.Status == condition.Status && c.Reason == condition.Reason {
+		return
 	}
-	if drop == 0 {
-		// Nothing to remove: upstream rebuilds an equal list, keeping the
-		// original saves the allocation.
-		return conds
-	}
-	out := make([]C, 0, len(conds)-drop)
-	for _, c := range conds {
-		if k.condType(c) != t {
-			out = append(out, c)
+	kept := make([]v1.ReplicationControllerCondition, 0, len(status.Conditions)+1)
+	for _, c := range status.Conditions {
+		if c.Type != condition.Type {
+			kept = append(kept, c)
 		}
 	}
-	return out
+	status.Conditions = append(kept, condition)
+}
+
+// RemoveReplicationControllerCondition is RemoveCondition for
+// ReplicationControllers.
+func RemoveReplicationControllerCondition(status *v1.ReplicationControllerStatus, condType v1.ReplicationControllerConditionType) {
+	var kept []v1.ReplicationControllerCondition
+	for _, c := range status.Conditions {
+		if c.Type != condType {
+			kept = append(kept, c)
+		}
+	}
+	status.Conditions = kept
 }
 
 // conditionsEqual is reflect.DeepEqual for condition lists without reflection

@@ -116,16 +116,14 @@ func ExampleSetCondition() {
 	var st appsv1.ReplicaSetStatus
 	first := appsv1.ReplicaSetCondition{Type: appsv1.ReplicaSetReplicaFailure, Status: v1.ConditionTrue,
 		Reason: status.ReasonFailedCreate, LastTransitionTime: metav1.NewTime(time.Unix(100, 0).UTC())}
-	_ = status.SetCondition(&st, first)
+	status.SetCondition(&st, first)
 	later := first
 	later.LastTransitionTime = metav1.NewTime(time.Unix(200, 0).UTC())
-	_ = status.SetCondition(&st, later)
+	status.SetCondition(&st, later)
 	fmt.Println(st.Conditions[0].LastTransitionTime.Unix())
-	_ = status.RemoveCondition(&st, appsv1.ReplicaSetReplicaFailure)
+	status.RemoveCondition(&st, appsv1.ReplicaSetReplicaFailure)
 	fmt.Println(st.Conditions == nil)
-	fmt.Println(status.SetCondition(nil, first))
 	// Output:
 	// 100
 	// true
-	// status: SetCondition: nil status
 }

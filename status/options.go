@@ -16,13 +16,3 @@ type options struct {
 func WithTerminatingReplicas() Option {
 	return func(o *options) { o.terminatingReplicas = true }
 }
-
-func buildOptions(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	return o
-}

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // statusUpdateRetries is how many times a failed status update is retried
@@ -14,123 +19,93 @@ import (
 // with rate limiting.
 const statusUpdateRetries = 1
 
-// statusWriter is the part of a typed client the update needs. Both
-// appsv1client.ReplicaSetInterface and corev1client.ReplicationControllerInterface
-// have it, with O their object pointer type.
-type statusWriter[O any] interface {
-	UpdateStatus(ctx context.Context, obj O, opts metav1.UpdateOptions) (O, error)
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (O, error)
-}
-
-// objectRef is what the core needs of an object pointer: its metadata, and a
-// way to tell a nil pointer without reflection.
-type objectRef interface {
-	comparable
-	metav1.Object
-}
-
-// objectKind adapts one workload kind (its object pointer O, status S and
-// condition C) to the kind-neutral update.
-type objectKind[O objectRef, S any, C comparable] interface {
-	kindName() string
-	statusOf(O) *S
-	view(*S) statusView[C]
-	setObservedGeneration(*S, int64)
-	deepCopy(O) O
-}
-
-// statusView is the kind-neutral reading of a replica status. terminating is
-// always nil for kinds without the field.
-type statusView[C comparable] struct {
-	counts             ReplicaCounts
-	terminating        *int32
-	observedGeneration int64
-	conditions         []C
-}
-
-// sameReplicas reports whether two statuses agree on everything the
-// controller computes: the counts, the terminating count (nil differs from
-// any number) and the conditions (nil differs from empty). observedGeneration
-// is left out; the caller compares it with the object's generation.
-func (v statusView[C]) sameReplicas(o statusView[C]) bool {
-	if v.counts != o.counts {
-		return false
-	}
-	if (v.terminating == nil) != (o.terminating == nil) ||
-		(v.terminating != nil && *v.terminating != *o.terminating) {
-		return false
-	}
-	return conditionsEqual(v.conditions, o.conditions)
-}
-
-// updateStatus writes newStatus to obj's status subresource with upstream's
-// rules:
-//   - steady state: when newStatus matches the current status and the current
-//     generation was already observed, no call is made and obj is returned;
-//   - newStatus.observedGeneration becomes obj's generation, captured once, so
-//     a retry on a fresher object never claims a generation not acted on;
-//   - a failed update is followed by one Get and one more update of the fresh
-//     object, still carrying newStatus; then the error is returned (a conflict
-//     stays a conflict for apierrors.IsConflict) so the caller requeues.
+// UpdateReplicaSetStatus writes newStatus to rs's status subresource and
+// returns the object the API server sent back.
 //
-// Unlike upstream, obj is never modified: the update goes through a copy, so a
-// caller passing an object straight from an informer cache can't corrupt it.
-func updateStatus[K objectKind[O, S, C], O objectRef, S any, C comparable](ctx context.Context, client statusWriter[O], obj O, newStatus S) (O, error) {
-	var k K
+// In the steady state (the counts, terminatingReplicas and conditions of
+// newStatus equal rs.Status, and rs.Generation equals
+// rs.Status.ObservedGeneration) no API call is made and rs itself is
+// returned. Otherwise newStatus.ObservedGeneration is set to rs.Generation and
+// the update is tried at most twice, with one Get in between for a fresh
+// resourceVersion; the last error is returned wrapped (apierrors.IsConflict
+// and friends still see it), and the caller should requeue. rs is not
+// modified. The logger comes from ctx (klog.FromContext).
+func UpdateReplicaSetStatus(ctx context.Context, client appsv1client.ReplicaSetInterface, rs *appsv1.ReplicaSet, newStatus appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
+	cur := rs.Status
+	if rs.Generation == cur.ObservedGeneration &&
+		cur.Replicas == newStatus.Replicas && cur.FullyLabeledReplicas == newStatus.FullyLabeledReplicas &&
+		cur.ReadyReplicas == newStatus.ReadyReplicas && cur.AvailableReplicas == newStatus.AvailableReplicas &&
+		ptr.Equal(cur.TerminatingReplicas, newStatus.TerminatingReplicas) &&
+		conditionsEqual(cur.Conditions, newStatus.Conditions) {
+		return rs, nil
+	}
+	newStatus.ObservedGeneration = rs.Generation
+	return updateWithRetry(ctx, "ReplicaSet", rs.DeepCopy(),
+		func(target *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+			target.Status = newStatus
+			return client.UpdateStatus(ctx, target, metav1.UpdateOptions{})
+		},
+		func(name string) (*appsv1.ReplicaSet, error) { return client.Get(ctx, name, metav1.GetOptions{}) },
+		(*appsv1.ReplicaSet).DeepCopy)
+}
+
+// UpdateReplicationControllerStatus is UpdateReplicaSetStatus for
+// ReplicationControllers, with the same steady-state short-circuit, retry
+// budget (2 updates, 1 get) and error rules. The steady-state check has no
+// terminatingReplicas to compare.
+func UpdateReplicationControllerStatus(ctx context.Context, client corev1client.ReplicationControllerInterface, rc *v1.ReplicationController, newStatus v1.ReplicationControllerStatus) (*v1.ReplicationController, error) {
+	cur := rc.Status
+	if rc.Generation == cur.ObservedGeneration &&
+		cur.Replicas == newStatus.Replicas && cur.FullyLabeledReplicas == newStatus.FullyLabeledReplicas &&
+		cur.ReadyReplicas == newStatus.ReadyReplicas && cur.AvailableReplicas == newStatus.AvailableReplicas &&
+		conditionsEqual(cur.Conditions, newStatus.Conditions) {
+		return rc, nil
+	}
+	newStatus.ObservedGeneration = rc.Generation
+	return updateWithRetry(ctx, "ReplicationController", rc.DeepCopy(),
+		func(target *v1.ReplicationController) (*v1.ReplicationController, error) {
+			target.Status = newStatus
+			return client.UpdateStatus(ctx, target, metav1.UpdateOptions{})
+		},
+		func(name string) (*v1.ReplicationController, error) {
+			return client.Get(ctx, name, metav1.GetOptions{})
+		},
+		(*v1.ReplicationController).DeepCopy)
+}
+
+// updateWithRetry runs update on target and, after a failure, re-reads the
+// object once and updates that copy, as upstream: the status to write is
+// captured by update, so a retry on a fresher object never claims a
+// generation not acted on. The object given in is never the caller's (the
+// callers pass a copy, and the re-read object is copied too, since a client
+// wrapper may serve it from a cache). A cancelled context stops it before
+// the next call.
+func updateWithRetry[O metav1.Object](ctx context.Context, kind string, target O,
+	update func(O) (O, error), get func(name string) (O, error), deepCopy func(O) O) (O, error) {
 	var zero O
-	kind := k.kindName()
-	switch {
-	case obj == zero:
-		return zero, fmt.Errorf("status: update %s status: %w", kind, ErrNilObject)
-	case ctx == nil:
-		return zero, fmt.Errorf("status: update %s %s/%s status: %w", kind, obj.GetNamespace(), obj.GetName(), ErrNilContext)
-	case client == nil:
-		return zero, fmt.Errorf("status: update %s %s/%s status: %w", kind, obj.GetNamespace(), obj.GetName(), ErrNilClient)
-	}
-
-	current := k.view(k.statusOf(obj))
-	if obj.GetGeneration() == current.observedGeneration && current.sameReplicas(k.view(&newStatus)) {
-		return obj, nil
-	}
-	k.setObservedGeneration(&newStatus, obj.GetGeneration())
-
+	namespace, name := target.GetNamespace(), target.GetName()
 	logger := klog.FromContext(ctx)
-	target := k.deepCopy(obj)
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return zero, fmt.Errorf("status: update %s %s/%s status: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+			return zero, fmt.Errorf("status: update %s %s/%s status: %w", kind, namespace, name, err)
 		}
-		if logger.V(4).Enabled() {
-			next := k.view(&newStatus)
-			logger.V(4).Info("Updating status", "kind", kind, "object", klog.KObj(target), "attempt", attempt,
-				"replicas", next.counts.Replicas, "fullyLabeledReplicas", next.counts.FullyLabeledReplicas,
-				"readyReplicas", next.counts.ReadyReplicas, "availableReplicas", next.counts.AvailableReplicas,
-				"observedGeneration", next.observedGeneration)
-		}
-		*k.statusOf(target) = newStatus
-		updated, err := client.UpdateStatus(ctx, target, metav1.UpdateOptions{})
+		logger.V(4).Info("Updating status", "kind", kind, "object", klog.KObj(target), "attempt", attempt)
+		updated, err := update(target)
 		if err == nil {
-			if updated == zero {
-				return zero, fmt.Errorf("status: update %s %s/%s status: client returned no object: %w", kind, obj.GetNamespace(), obj.GetName(), ErrNilObject)
-			}
 			return updated, nil
 		}
 		if attempt >= statusUpdateRetries {
-			return zero, fmt.Errorf("status: update %s %s/%s status (%d attempts): %w", kind, obj.GetNamespace(), obj.GetName(), attempt+1, err)
+			return zero, fmt.Errorf("status: update %s %s/%s status (%d attempts): %w", kind, namespace, name, attempt+1, err)
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return zero, fmt.Errorf("status: update %s %s/%s status: %w (not retried: %w)", kind, obj.GetNamespace(), obj.GetName(), err, cerr)
+			return zero, fmt.Errorf("status: update %s %s/%s status: %w (not retried: %w)", kind, namespace, name, err, cerr)
 		}
-		fresh, getErr := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		fresh, getErr := get(name)
 		if getErr != nil {
 			// Without a fresh resourceVersion the retry can only conflict;
 			// the read failure is the more telling error.
-			return zero, fmt.Errorf("status: re-read %s %s/%s after failed status update: %w", kind, obj.GetNamespace(), obj.GetName(), getErr)
+			return zero, fmt.Errorf("status: re-read %s %s/%s after failed status update: %w", kind, namespace, name, getErr)
 		}
-		if fresh == zero {
-			return zero, fmt.Errorf("status: re-read %s %s/%s: client returned no object: %w", kind, obj.GetNamespace(), obj.GetName(), ErrNilObject)
-		}
-		// Copy even a fresh object: a client wrapper may serve it from a cache.
-		target = k.deepCopy(fresh)
+		target = deepCopy(fresh)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
-	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
@@ -45,7 +44,7 @@ type faults struct {
 }
 
 // kindCase drives the same update scenarios through one workload kind.
-type kindCase[O objectRef] struct {
+type kindCase[O metav1.Object] struct {
 	resource string
 	newObj   func(gen, observedGen int64, replicas int32) O
 	update   func(ctx context.Context, cs *fake.Clientset, obj O, replicas int32) (O, error)
@@ -149,7 +148,7 @@ func TestUpdateStatus(t *testing.T) {
 	t.Run("ReplicationController", func(t *testing.T) { runUpdateScenarios(t, rcKindCase) })
 }
 
-func runUpdateScenarios[O objectRef](t *testing.T, k kindCase[O]) {
+func runUpdateScenarios[O metav1.Object](t *testing.T, k kindCase[O]) {
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: k.resource}, "foobar", errors.New("stale"))
 	getErr := apierrors.NewServiceUnavailable("etcd is sad")
 	tests := []struct {
@@ -303,99 +302,4 @@ func TestUpdateStatusNilVersusEmptyConditions(t *testing.T) {
 	require.NoError(t, err)
 	_, updates, _, _ = log.snapshot()
 	assert.Equal(t, 1, updates)
-}
-
-// TestUpdateStatusBadInput: nil objects, clients and contexts are errors,
-// never panics, and never reach the API.
-func TestUpdateStatusBadInput(t *testing.T) {
-	rs := rsKindCase.newObj(2, 1, 1)
-	rc := rcKindCase.newObj(2, 1, 1)
-	cs, log := newFakeClient(rs, "replicasets", faults{})
-	var nilCtx context.Context
-	ctx := context.Background()
-	tests := []struct {
-		name string
-		call func() (any, error)
-		want error
-	}{
-		{"nil ReplicaSet", func() (any, error) {
-			return UpdateReplicaSetStatus(ctx, cs.AppsV1().ReplicaSets("default"), nil, appsv1.ReplicaSetStatus{})
-		}, ErrNilObject},
-		{"nil ReplicaSet client", func() (any, error) {
-			return UpdateReplicaSetStatus(ctx, nil, rs, appsv1.ReplicaSetStatus{})
-		}, ErrNilClient},
-		{"nil context (ReplicaSet)", func() (any, error) {
-			return UpdateReplicaSetStatus(nilCtx, cs.AppsV1().ReplicaSets("default"), rs, appsv1.ReplicaSetStatus{})
-		}, ErrNilContext},
-		{"nil ReplicationController", func() (any, error) {
-			return UpdateReplicationControllerStatus(ctx, cs.CoreV1().ReplicationControllers("default"), nil, v1.ReplicationControllerStatus{})
-		}, ErrNilObject},
-		{"nil ReplicationController client", func() (any, error) {
-			return UpdateReplicationControllerStatus(ctx, nil, rc, v1.ReplicationControllerStatus{})
-		}, ErrNilClient},
-		{"nil context (ReplicationController)", func() (any, error) {
-			return UpdateReplicationControllerStatus(nilCtx, cs.CoreV1().ReplicationControllers("default"), rc, v1.ReplicationControllerStatus{})
-		}, ErrNilContext},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var got any
-			var err error
-			require.NotPanics(t, func() { got, err = tc.call() })
-			require.ErrorIs(t, err, tc.want)
-			assert.Nil(t, got)
-		})
-	}
-	gets, updates, other, _ := log.snapshot()
-	assert.Zero(t, gets+updates+len(other), "bad input never reaches the API")
-}
-
-// nothingClient answers UpdateStatus and Get with neither object nor error,
-// as a broken client wrapper might; the fake clientset can't, it always
-// returns an empty object. Other methods are not used and would panic.
-type nothingClient struct {
-	appsv1client.ReplicaSetInterface
-	failFirstUpdate bool
-	updates, gets   int
-}
-
-func (c *nothingClient) UpdateStatus(context.Context, *appsv1.ReplicaSet, metav1.UpdateOptions) (*appsv1.ReplicaSet, error) {
-	c.updates++
-	if c.failFirstUpdate && c.updates == 1 {
-		return nil, errors.New("fake update error")
-	}
-	return nil, nil
-}
-
-func (c *nothingClient) Get(context.Context, string, metav1.GetOptions) (*appsv1.ReplicaSet, error) {
-	c.gets++
-	return nil, nil
-}
-
-// TestUpdateStatusClientReturnsNothing: a nil answer without an error gives
-// ErrNilObject instead of a nil result the caller would dereference.
-func TestUpdateStatusClientReturnsNothing(t *testing.T) {
-	tests := []struct {
-		name                  string
-		failFirstUpdate       bool
-		wantUpdates, wantGets int
-	}{
-		{name: "update returns nothing", wantUpdates: 1},
-		{name: "get returns nothing", failFirstUpdate: true, wantUpdates: 1, wantGets: 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rs := rsKindCase.newObj(2, 1, 1)
-			c := &nothingClient{failFirstUpdate: tc.failFirstUpdate}
-			var got *appsv1.ReplicaSet
-			var err error
-			require.NotPanics(t, func() {
-				got, err = UpdateReplicaSetStatus(context.Background(), c, rs, appsv1.ReplicaSetStatus{Replicas: 4})
-			})
-			require.ErrorIs(t, err, ErrNilObject)
-			assert.Nil(t, got)
-			assert.Equal(t, tc.wantUpdates, c.updates)
-			assert.Equal(t, tc.wantGets, c.gets)
-		})
-	}
 }

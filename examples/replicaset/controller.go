@@ -22,8 +22,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
 
@@ -36,7 +36,7 @@ type Controller struct {
 	client kubernetes.Interface
 	cfg    config
 
-	podControl   claim.PodControl
+	podControl   podcontrol.PodControl
 	recorder     record.EventRecorder
 	broadcaster  record.EventBroadcaster // nil when the caller supplied the recorder
 	expectations expectationsCache
@@ -107,7 +107,7 @@ func newController(ctx context.Context, client kubernetes.Interface, podInformer
 	}
 	c.podControl = cfg.podControl
 	if c.podControl == nil {
-		c.podControl = claim.NewRealPodControl(client, c.recorder)
+		c.podControl = podcontrol.NewRealPodControl(client, c.recorder)
 	}
 	c.expectations = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
 		expectations.WithClock(cfg.clock),

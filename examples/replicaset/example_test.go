@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // waitForPods polls until n pods are Running, or gives up after 20 s.
@@ -54,7 +54,7 @@ func runOnSimulatedCluster(
 ) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cluster := sim.New(sim.WithStartupDelay(10 * time.Millisecond))
+	cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
 	client := cluster.Client()
 	simDone := make(chan struct{})
 	go func() { defer close(simDone); _ = cluster.Run(ctx) }()

@@ -7,7 +7,7 @@ import (
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
-	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
 // Defaults, as upstream's kube-controller-manager runs the two controllers.
@@ -30,7 +30,7 @@ type config struct {
 	clock        clock.Clock
 	recorder     record.EventRecorder
 	metrics      cgworkqueue.MetricsProvider
-	podControl   claim.PodControl
+	podControl   podcontrol.PodControl
 	drainTimeout time.Duration
 	onScaleDown  ScaleDownFunc
 }
@@ -100,7 +100,7 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 
 // WithPodControl replaces the client-go pod control, typically with a fake in
 // tests. A nil value is ignored.
-func WithPodControl(pc claim.PodControl) Option {
+func WithPodControl(pc podcontrol.PodControl) Option {
 	return func(c *config) {
 		if pc != nil {
 			c.podControl = pc

@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // TestRunAgainstSimulatedCluster runs the whole controller, with its default
@@ -30,7 +30,7 @@ func TestRunAgainstSimulatedCluster(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithCancel(ctx)
-			cluster := sim.New(sim.WithStartupDelay(10 * time.Millisecond))
+			cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
 			simDone := make(chan struct{})
 			go func() { defer close(simDone); _ = cluster.Run(ctx) }()
 			client := cluster.Client()

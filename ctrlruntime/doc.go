@@ -1,0 +1,18 @@
+// Package ctrlruntime puts ctrlkit's work queue into controller-runtime.
+//
+// NewQueue goes into controller.Options.NewQueue. The queue it builds is
+// ctrlkit's rate-limiting priority queue, and it implements
+// controller-runtime's priorityqueue.PriorityQueue, so controller-runtime
+// uses it directly instead of wrapping it: the low priority its handlers give
+// to the initial list and to resyncs, and the priority a reconcile.Result
+// asks for, order the work. Its metrics are controller-runtime's standard
+// workqueue series (workqueue_depth, workqueue_adds_total, ...) labelled with
+// the controller's name, served on the manager's /metrics endpoint; the
+// provider reuses the collectors controller-runtime registered in
+// metrics.Registry, so nothing is registered twice.
+//
+// The sibling packages bring the rest of ctrlkit to controller-runtime:
+// expecthandler (expectations recorded by event handlers and checked by
+// Reconcile) and crclient (PodControl and a claim patcher over
+// client.Client).
+package ctrlruntime

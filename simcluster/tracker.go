@@ -1,0 +1,312 @@
+package simcluster
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// nameSuffixAlphabet and nameSuffixLength mirror the apiserver's generated
+// names: consonants and digits only, so a suffix never spells a word.
+const (
+	nameSuffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+	nameSuffixLength   = 5
+)
+
+// eventHistory is how many past events a watch can resume from, as etcd's
+// compaction window. A watch from an older resourceVersion gets 410 Gone,
+// which makes an informer relist, as it would against a real apiserver.
+const eventHistory = 10000
+
+// loggedEvent is one write, kept so a watch can resume after it.
+type loggedEvent struct {
+	rv        int64
+	gvr       schema.GroupVersionResource
+	namespace string
+	eventType watch.EventType
+	object    runtime.Object
+}
+
+// apiTracker wraps the fake clientset's object tracker with what an
+// apiserver adds: generated names, UIDs, creation timestamps, one
+// resourceVersion counter shared by every kind (as etcd's revision),
+// optimistic concurrency, and watches that resume from a resourceVersion and
+// never drop or panic. Writes are serialised by mu, so the resourceVersion
+// check, the write and the event it sends happen as one step.
+type apiTracker struct {
+	k8stesting.ObjectTracker
+
+	now func() time.Time
+
+	mu       sync.Mutex
+	rv       int64
+	current  map[schema.GroupVersionResource]map[types.NamespacedName]runtime.Object
+	log      []loggedEvent
+	oldestRV int64 // a watch from this resourceVersion or later can resume
+	watchers map[*relayWatcher]struct{}
+}
+
+func newAPITracker(inner k8stesting.ObjectTracker, now func() time.Time) *apiTracker {
+	return &apiTracker{
+		ObjectTracker: inner,
+		now:           now,
+		current:       map[schema.GroupVersionResource]map[types.NamespacedName]runtime.Object{},
+		watchers:      map[*relayWatcher]struct{}{},
+	}
+}
+
+func (t *apiTracker) nextResourceVersion() string {
+	t.rv++
+	return strconv.FormatInt(t.rv, 10)
+}
+
+// record remembers a write that has succeeded and sends it to the open
+// watches. mu must be held.
+func (t *apiTracker) record(gvr schema.GroupVersionResource, namespace, name string, eventType watch.EventType, obj runtime.Object) {
+	obj = obj.DeepCopyObject()
+	key := types.NamespacedName{Namespace: namespace, Name: name}
+	if eventType == watch.Deleted {
+		delete(t.current[gvr], key)
+	} else {
+		if t.current[gvr] == nil {
+			t.current[gvr] = map[types.NamespacedName]runtime.Object{}
+		}
+		t.current[gvr][key] = obj
+	}
+	t.log = append(t.log, loggedEvent{rv: t.rv, gvr: gvr, namespace: namespace, eventType: eventType, object: obj})
+	if len(t.log) > 2*eventHistory {
+		dropped := len(t.log) - eventHistory
+		t.oldestRV = t.log[dropped-1].rv
+		t.log = append([]loggedEvent(nil), t.log[dropped:]...)
+	}
+	for w := range t.watchers {
+		if w.wants(gvr, namespace) {
+			w.push(eventType, obj)
+		}
+	}
+}
+
+// Add stores an object as it is given (seeding a test), filling in only
+// what is missing: a UID and a creation timestamp. It gets a fresh
+// resourceVersion and open watches see it added.
+func (t *apiTracker) Add(obj runtime.Object) error {
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: add: %w", err)
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(gvks[0])
+	obj = obj.DeepCopyObject()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: add: %w", err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if m.GetUID() == "" {
+		m.SetUID(uuid.NewUUID())
+	}
+	if created := m.GetCreationTimestamp(); created.IsZero() {
+		m.SetCreationTimestamp(metav1.NewTime(t.now()))
+	}
+	m.SetResourceVersion(t.nextResourceVersion())
+	if err := t.ObjectTracker.Create(gvr, obj, m.GetNamespace()); err != nil {
+		return err
+	}
+	t.record(gvr, m.GetNamespace(), m.GetName(), watch.Added, obj)
+	return nil
+}
+
+// Create assigns what the apiserver would: a name from generateName, a UID,
+// a creation timestamp and a fresh resourceVersion.
+func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: create %s: %w", gvr.Resource, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if m.GetName() == "" {
+		if m.GetGenerateName() == "" {
+			return apierrors.NewBadRequest("simulated apiserver: name or generateName is required")
+		}
+		m.SetName(m.GetGenerateName() + randomSuffix())
+	}
+	if ns == "" {
+		ns = m.GetNamespace()
+	}
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.NewTime(t.now()))
+	m.SetResourceVersion(t.nextResourceVersion())
+	if err := t.ObjectTracker.Create(gvr, obj, ns, opts...); err != nil {
+		return err
+	}
+	t.record(gvr, ns, m.GetName(), watch.Added, obj)
+	return nil
+}
+
+// Update refuses a stale resourceVersion with a Conflict, as a real apiserver
+// does; an empty resourceVersion means an unconditional update.
+func (t *apiTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: update %s: %w", gvr.Resource, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ns == "" {
+		ns = m.GetNamespace()
+	}
+	current, err := t.ObjectTracker.Get(gvr, ns, m.GetName())
+	if err != nil {
+		return err
+	}
+	cm, err := meta.Accessor(current)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: update %s: %w", gvr.Resource, err)
+	}
+	if rv := m.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
+		return apierrors.NewConflict(gvr.GroupResource(), m.GetName(),
+			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	// Identity fields are owned by the server, never by the writer.
+	m.SetUID(cm.GetUID())
+	m.SetCreationTimestamp(cm.GetCreationTimestamp())
+	m.SetResourceVersion(t.nextResourceVersion())
+	if err := t.ObjectTracker.Update(gvr, obj, ns, opts...); err != nil {
+		return err
+	}
+	t.record(gvr, ns, m.GetName(), watch.Modified, obj)
+	return nil
+}
+
+// Patch receives the already patched object from the fake clientset's
+// reaction; it only needs a new resourceVersion.
+func (t *apiTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: patch %s: %w", gvr.Resource, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ns == "" {
+		ns = m.GetNamespace()
+	}
+	m.SetResourceVersion(t.nextResourceVersion())
+	if err := t.ObjectTracker.Patch(gvr, obj, ns, opts...); err != nil {
+		return err
+	}
+	t.record(gvr, ns, m.GetName(), watch.Modified, obj)
+	return nil
+}
+
+// Apply is not supported: server-side apply needs field management the
+// simulated apiserver does not have.
+func (t *apiTracker) Apply(gvr schema.GroupVersionResource, _ runtime.Object, _ string, _ ...metav1.PatchOptions) error {
+	return apierrors.NewMethodNotSupported(gvr.GroupResource(), "apply")
+}
+
+// Delete removes the object at once (there is no graceful deletion) and
+// sends it to watches with the deletion's resourceVersion.
+func (t *apiTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	obj, err := t.ObjectTracker.Get(gvr, ns, name)
+	if err != nil {
+		return err
+	}
+	if err := t.ObjectTracker.Delete(gvr, ns, name, opts...); err != nil {
+		return err
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(t.nextResourceVersion())
+	}
+	t.record(gvr, ns, name, watch.Deleted, obj)
+	return nil
+}
+
+// List returns the objects with the list's resourceVersion set to the
+// cluster's current one, so an informer's watch resumes right after it.
+func (t *apiTracker) List(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, ns string, opts ...metav1.ListOptions) (runtime.Object, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	list, err := t.ObjectTracker.List(gvr, gvk, ns, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if lm, err := meta.ListAccessor(list); err == nil {
+		lm.SetResourceVersion(strconv.FormatInt(t.rv, 10))
+	}
+	return list, nil
+}
+
+// Watch opens a watch on gvr in ns ("" for all namespaces). With an empty
+// or "0" resourceVersion it starts with an Added event for every existing
+// object, as the apiserver does; with a later one it replays what happened
+// since, or fails with 410 Gone when that is older than the kept history.
+func (t *apiTracker) Watch(gvr schema.GroupVersionResource, ns string, opts ...metav1.ListOptions) (watch.Interface, error) {
+	var from string
+	if len(opts) > 0 {
+		from = opts[0].ResourceVersion
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := newRelayWatcher(gvr, ns, t.unregister)
+	if from == "" || from == "0" {
+		for key, obj := range t.current[gvr] {
+			if ns == "" || key.Namespace == ns {
+				w.push(watch.Added, obj)
+			}
+		}
+	} else {
+		rv, err := strconv.ParseInt(from, 10, 64)
+		switch {
+		case err != nil:
+			w.stopLocked()
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("simulated apiserver: invalid resourceVersion %q", from))
+		case rv < t.oldestRV:
+			w.stopLocked()
+			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, t.oldestRV))
+		}
+		for _, e := range t.log {
+			if e.rv > rv && w.wants(e.gvr, e.namespace) {
+				w.push(e.eventType, e.object)
+			}
+		}
+	}
+	t.watchers[w] = struct{}{}
+	return w, nil
+}
+
+func (t *apiTracker) unregister(w *relayWatcher) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.watchers, w)
+}
+
+// openWatches counts the watches not yet stopped.
+func (t *apiTracker) openWatches() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.watchers)
+}
+
+func randomSuffix() string {
+	b := make([]byte, nameSuffixLength)
+	for i := range b {
+		b[i] = nameSuffixAlphabet[rand.IntN(len(nameSuffixAlphabet))]
+	}
+	return string(b)
+}

@@ -1,0 +1,107 @@
+package simcluster
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// relayWatcher is one open watch. Writes queue events without ever blocking
+// (the queue has no bound) and a goroutine hands them to the reader, so a
+// reader that falls behind delays only itself. client-go's fake watcher
+// instead panics from inside the write once 100 events are unread.
+type relayWatcher struct {
+	gvr       schema.GroupVersionResource
+	namespace string // "" watches every namespace
+
+	result chan watch.Event
+	wake   chan struct{}
+	done   chan struct{}
+	exited chan struct{}
+
+	mu    sync.Mutex
+	queue []watch.Event
+
+	stopOnce   sync.Once
+	unregister func(*relayWatcher)
+}
+
+func newRelayWatcher(gvr schema.GroupVersionResource, namespace string, unregister func(*relayWatcher)) *relayWatcher {
+	w := &relayWatcher{
+		gvr:        gvr,
+		namespace:  namespace,
+		result:     make(chan watch.Event),
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		exited:     make(chan struct{}),
+		unregister: unregister,
+	}
+	go w.relay()
+	return w
+}
+
+// wants reports whether an event for an object of gvr in namespace belongs
+// to this watch.
+func (w *relayWatcher) wants(gvr schema.GroupVersionResource, namespace string) bool {
+	return w.gvr == gvr && (w.namespace == "" || w.namespace == namespace)
+}
+
+// push queues an event; it never blocks.
+func (w *relayWatcher) push(eventType watch.EventType, obj runtime.Object) {
+	w.mu.Lock()
+	w.queue = append(w.queue, watch.Event{Type: eventType, Object: obj.DeepCopyObject()})
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *relayWatcher) relay() {
+	defer close(w.exited)
+	defer close(w.result)
+	for {
+		w.mu.Lock()
+		batch := w.queue
+		w.queue = nil
+		w.mu.Unlock()
+		if len(batch) == 0 {
+			select {
+			case <-w.wake:
+				continue
+			case <-w.done:
+				return
+			}
+		}
+		for _, e := range batch {
+			select {
+			case w.result <- e:
+			case <-w.done:
+				return
+			}
+		}
+	}
+}
+
+// Stop ends the watch: no further event is sent, ResultChan is closed and the
+// relay goroutine has exited when Stop returns. It may be called more than
+// once.
+func (w *relayWatcher) Stop() {
+	w.stopOnce.Do(func() {
+		w.unregister(w)
+		close(w.done)
+	})
+	<-w.exited
+}
+
+// stopLocked ends a watch that was never registered, while the tracker's
+// lock is held.
+func (w *relayWatcher) stopLocked() {
+	w.stopOnce.Do(func() { close(w.done) })
+	<-w.exited
+}
+
+// ResultChan implements watch.Interface.
+func (w *relayWatcher) ResultChan() <-chan watch.Event { return w.result }

@@ -1,0 +1,149 @@
+package simcluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// readEvents reads n events from w, failing the test after a generous wait.
+func readEvents(t *testing.T, w watch.Interface, n int) []watch.Event {
+	t.Helper()
+	events := make([]watch.Event, 0, n)
+	timeout := time.After(30 * time.Second)
+	for len(events) < n {
+		select {
+		case e, ok := <-w.ResultChan():
+			require.True(t, ok, "watch closed after %d of %d events", len(events), n)
+			events = append(events, e)
+		case <-timeout:
+			t.Fatalf("got %d of %d events", len(events), n)
+		}
+	}
+	return events
+}
+
+// A 1,000-pod create and a delete of 150 with a watch that nobody reads
+// meanwhile: client-go's fake watcher panics at the 101st unread event; here
+// every event arrives, in order, once the reader comes back.
+func TestWatchBacklogNeverPanicsOrDrops(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	c := New()
+	pods := c.Client().CoreV1().Pods("default")
+	w, err := pods.Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+
+	names := make([]string, 1000)
+	for i := range names {
+		p, err := pods.Create(ctx, pendingPod("p-"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		names[i] = p.Name
+	}
+	for _, name := range names[:150] {
+		require.NoError(t, pods.Delete(ctx, name, metav1.DeleteOptions{}))
+	}
+
+	events := readEvents(t, w, 1150)
+	for i, e := range events {
+		want, name := watch.Added, names[i%1000]
+		if i >= 1000 {
+			want, name = watch.Deleted, names[i-1000]
+		}
+		require.Equal(t, want, e.Type, "event %d", i)
+		require.Equal(t, name, e.Object.(*v1.Pod).Name, "event %d", i)
+	}
+	w.Stop()
+	w.Stop() // idempotent
+	_, open := <-w.ResultChan()
+	assert.False(t, open, "Stop closes the result channel")
+	assert.Zero(t, c.tracker.openWatches())
+}
+
+// An informer on a ReplicaSet-sized scale-down, 150 -> 0, sees every pod go,
+// even when its handler is slow enough for the backlog to build up.
+func TestInformerFollowsScaleDown(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := New()
+	pods := c.Client().CoreV1().Pods("default")
+	for i := range 150 {
+		p := pendingPod("")
+		p.Name = fmt.Sprintf("p-%03d", i)
+		require.NoError(t, c.Add(p), "seeded before the informer starts, so its watch replays them")
+	}
+	factory := informers.NewSharedInformerFactory(c.Client(), 0)
+	inf := factory.Core().V1().Pods().Informer()
+	gate := make(chan struct{})
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { <-gate }})
+	require.NoError(t, err)
+	factory.Start(ctx.Done())
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+	for i := range 150 {
+		require.NoError(t, pods.Delete(ctx, fmt.Sprintf("p-%03d", i), metav1.DeleteOptions{}))
+	}
+	close(gate)
+	require.Eventually(t, func() bool { return len(inf.GetStore().List()) == 0 }, 30*time.Second, 10*time.Millisecond)
+	cancel()
+	factory.Shutdown()
+}
+
+// A watch resumes after a list's resourceVersion: what happened in between
+// is replayed, nothing before it.
+func TestWatchResumesFromResourceVersion(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	c := New(WithNodes(0))
+	pods := c.Client().CoreV1().Pods("default")
+	_, err := pods.Create(ctx, pendingPod("before-"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	list, err := pods.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, list.ResourceVersion)
+	after, err := pods.Create(ctx, pendingPod("after-"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	require.NoError(t, err)
+	e := readEvents(t, w, 1)[0]
+	assert.Equal(t, after.Name, e.Object.(*v1.Pod).Name)
+	w.Stop()
+
+	// No resourceVersion: every existing pod, as the apiserver does.
+	w, err = pods.Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, readEvents(t, w, 2), 2)
+	w.Stop()
+
+	_, err = pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "x"})
+	assert.True(t, apierrors.IsBadRequest(err), "%v", err)
+}
+
+// Past the kept history a watch gets 410 Gone, which makes informers relist.
+func TestWatchTooOld(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	c := New(WithNodes(0))
+	pods := c.Client().CoreV1().Pods("default")
+	p, err := pods.Create(ctx, pendingPod("p-"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	for range 2*eventHistory + 1 {
+		p.Labels = map[string]string{"n": p.ResourceVersion}
+		p, err = pods.Update(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "1"})
+	assert.True(t, apierrors.IsResourceExpired(err) || apierrors.IsGone(err), "%v", err)
+}
