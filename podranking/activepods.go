@@ -75,7 +75,8 @@ func (s ActivePodsWithRanks) Compare(i, j int) int {
 // Explain says which rule of Less orders pod i against pod j, with the
 // compared values; its Order equals Compare(i, j).
 func (s ActivePodsWithRanks) Explain(i, j int) Decision {
-	return s.prepare([]*v1.Pod{s.Pods[i], s.Pods[j]}, []int{s.rank(i), s.rank(j)}).explain(0, 1)
+	r := s.prepare([]*v1.Pod{s.Pods[i], s.Pods[j]}, []int{s.rank(i), s.rank(j)}, make([]key, 2))
+	return r.explain(&r.keys[0], &r.keys[1])
 }
 
 // Select returns the first diff pods of Sorted without reordering s.Pods.
@@ -88,13 +89,19 @@ func (s ActivePodsWithRanks) Select(diff int) []*v1.Pod {
 	if diff >= len(s.Pods) {
 		return slices.Clone(s.Pods)
 	}
-	return s.prepare(s.Pods, s.Rank).podsInOrder(diff)
+	return s.sorted(diff)
 }
 
 // Sorted returns the pods in the order sort.Sort(s) leaves them, without
 // modifying s, with one key extraction per pod.
-func (s ActivePodsWithRanks) Sorted() []*v1.Pod {
-	return s.prepare(s.Pods, s.Rank).Order()
+func (s ActivePodsWithRanks) Sorted() []*v1.Pod { return s.sorted(len(s.Pods)) }
+
+// sorted returns the first n pods of the sorted order.
+func (s ActivePodsWithRanks) sorted(n int) []*v1.Pod {
+	r := s.prepare(s.Pods, s.Rank, getKeys(len(s.Pods)))
+	defer putKeys(r.keys)
+	r.sortKeys()
+	return r.first(n)
 }
 
 func (s ActivePodsWithRanks) rank(i int) int {
@@ -108,13 +115,13 @@ func (s ActivePodsWithRanks) policy() policy {
 	return newPolicy(s.Now.Time, s.DisableDeletionCost, s.DisableLogarithmicScaleDown, false)
 }
 
-func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int) *Ranking {
+func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, buf []key) *Ranking {
 	return defaultSelector.prepare(pods, func(i int, _ *v1.Pod) int {
 		if i < len(ranks) {
 			return ranks[i]
 		}
 		return 0
-	}, s.policy())
+	}, s.policy(), buf)
 }
 
 // RankByRelatedPodsOnSameNode wraps podsToRank (aliasing it, as upstream

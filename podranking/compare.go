@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"strings"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // compare applies the eight built-in rules to two keys. It returns the
@@ -23,7 +25,7 @@ func (p *policy) compare(a, b *key) (Rule, int) {
 	}
 	// Equal heads mean equal readiness: rule 6 applies to both or neither.
 	if a.head&headReadyBit != 0 {
-		if c, decided := p.compareTimes(classReady, a, b, a.ready, b.ready, a.readyBucket, b.readyBucket); decided {
+		if c, decided := p.compareTimes(classReady, a, b); decided {
 			return RuleReadyTime, c
 		}
 	}
@@ -33,7 +35,7 @@ func (p *policy) compare(a, b *key) (Rule, int) {
 	if a.sidecar != b.sidecar {
 		return RuleRestarts, cmp.Compare(b.sidecar, a.sidecar)
 	}
-	if c, decided := p.compareTimes(classCreated, a, b, a.created, b.created, a.createdBucket, b.createdBucket); decided {
+	if c, decided := p.compareTimes(classCreated, a, b); decided {
 		return RuleCreationTime, c
 	}
 	return RuleNone, 0
@@ -62,31 +64,76 @@ func headRule(a, b uint64) Rule {
 // recent; otherwise the younger log2 bucket goes first, and within a bucket
 // the smaller UID (equal UIDs are equivalent, not a fall-through). Under
 // WithConsistentTies the UIDs are those of the pods' instant classes.
-func (p *policy) compareTimes(rule int, a, b *key, ta, tb time.Time, ba, bb int64) (int, bool) {
-	if ta.Equal(tb) {
+func (p *policy) compareTimes(rule int, a, b *key) (int, bool) {
+	ta, tb, ba, bb := a.ready, b.ready, a.readyBucket, b.readyBucket
+	if rule == classCreated {
+		ta, tb, ba, bb = a.created, b.created, a.createdBucket, b.createdBucket
+	}
+	if p.monotonic {
+		return p.compareTimesMonotonic(rule, a, b, ba, bb)
+	}
+	if ta == tb {
 		return 0, false
 	}
-	if !p.logScale || ta.IsZero() || tb.IsZero() {
-		return afterOrZero(ta, tb), true
+	if !p.logScale || ta.isZero() || tb.isZero() {
+		return afterOrZero(ta.isZero(), tb.isZero(), ta.after(tb)), true
 	}
 	if ba != bb {
 		return cmp.Compare(ba, bb), true
 	}
 	if p.classes != nil {
-		return p.compareClasses(rule, a, b, ta, tb), true
+		return p.compareClasses(rule, a, b), true
 	}
-	return strings.Compare(string(a.uid), string(b.uid)), true
+	return compareUIDs(a, b), true
 }
 
-// afterOrZero orders two unequal times: a zero time first, else the later.
-func afterOrZero(ta, tb time.Time) int {
+// compareTimesMonotonic is compareTimes on the pods' own time.Time values,
+// whose Equal and After read monotonic clock readings when both times carry
+// one, as upstream's do. The buckets were computed from the same values.
+func (p *policy) compareTimesMonotonic(rule int, a, b *key, ba, bb int16) (int, bool) {
+	ta, tb := readyTime(a.pod), readyTime(b.pod)
+	if rule == classCreated {
+		ta, tb = a.pod.CreationTimestamp.Time, b.pod.CreationTimestamp.Time
+	}
+	if ta.Equal(tb) {
+		return 0, false
+	}
+	if !p.logScale || ta.IsZero() || tb.IsZero() {
+		return afterOrZero(ta.IsZero(), tb.IsZero(), ta.After(tb)), true
+	}
+	if ba != bb {
+		return cmp.Compare(ba, bb), true
+	}
+	return compareUIDs(a, b), true
+}
+
+// readyTime is the transition time of a ready pod's Ready condition.
+func readyTime(pod *v1.Pod) time.Time {
+	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// afterOrZero orders two unequal times, given whether each is zero and
+// whether a is after b: a zero time first, else the later.
+func afterOrZero(aZero, bZero, aAfter bool) int {
 	switch {
-	case ta.IsZero():
+	case aZero:
 		return -1
-	case tb.IsZero():
+	case bZero:
 		return 1
-	case ta.After(tb):
+	case aAfter:
 		return -1
 	}
 	return 1
+}
+
+// compareUIDs orders two pods' UIDs as strings, mostly on their packed
+// prefixes.
+func compareUIDs(a, b *key) int {
+	if a.uidHead != b.uidHead {
+		return cmp.Compare(a.uidHead, b.uidHead)
+	}
+	return strings.Compare(string(a.uid), string(b.uid))
 }

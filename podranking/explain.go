@@ -60,17 +60,16 @@ func podName(k *key) string {
 	return podstate.Key(k.pod)
 }
 
-// explain builds the Decision for positions i and j of a prepared ranking.
-func (r *Ranking) explain(i, j int) Decision {
-	a, b := &r.keys[i], &r.keys[j]
-	rule, ranker, c := r.compareFrom(0, i, j)
+// explain builds the Decision for two keys of a prepared ranking.
+func (r *Ranking) explain(a, b *key) Decision {
+	rule, ranker, c := r.compareFrom(0, a, b)
 	d := Decision{A: podName(a), B: podName(b), Rule: rule, Order: c}
 	switch rule {
 	case RuleExtension:
-		n := len(r.keys)
+		n := len(r.pods)
 		d.Ranker = r.sel.rankers[ranker].Name()
-		d.AValue = strconv.FormatInt(r.scores[ranker*n+i], 10)
-		d.BValue = strconv.FormatInt(r.scores[ranker*n+j], 10)
+		d.AValue = strconv.FormatInt(r.scores[ranker*n+int(a.idx)], 10)
+		d.BValue = strconv.FormatInt(r.scores[ranker*n+int(b.idx)], 10)
 		d.Note = "lower score first"
 	case RuleNil:
 		d.AValue, d.BValue = nilness(a), nilness(b)
@@ -88,9 +87,9 @@ func (r *Ranking) explain(i, j int) Decision {
 		d.AValue = fmt.Sprintf("regular %d, sidecar %d", a.regular, a.sidecar)
 		d.BValue = fmt.Sprintf("regular %d, sidecar %d", b.regular, b.sidecar)
 	case RuleReadyTime:
-		d.AValue, d.BValue, d.Note = r.timeValues(classReady, a, b, a.ready, b.ready, a.readyBucket, b.readyBucket)
+		d.AValue, d.BValue, d.Note = r.timeValues(classReady, a, b, readyTime(a.pod), readyTime(b.pod), a.readyBucket, b.readyBucket)
 	case RuleCreationTime:
-		d.AValue, d.BValue, d.Note = r.timeValues(classCreated, a, b, a.created, b.created, a.createdBucket, b.createdBucket)
+		d.AValue, d.BValue, d.Note = r.timeValues(classCreated, a, b, a.pod.CreationTimestamp.Time, b.pod.CreationTimestamp.Time, a.createdBucket, b.createdBucket)
 	}
 	if rule != RuleExtension || ranker >= len(r.sel.cfg.first) {
 		d.Note = joinNote(d.Note, r.fellThrough(rule, a, b))
@@ -117,11 +116,11 @@ func (r *Ranking) fellThrough(rule Rule, a, b *key) string {
 	}
 	note := ""
 	later := rule == RuleNone || rule == RuleExtension
-	if a.head&headReadyBit != 0 && !a.ready.IsZero() && (later || rule == RuleRestarts || rule == RuleCreationTime) && a.ready.Equal(b.ready) {
-		note = "same ready instant " + fmtTime(a.ready) + ": fell through"
+	if ra := readyTime(a.pod); !ra.IsZero() && (later || rule == RuleRestarts || rule == RuleCreationTime) && ra.Equal(readyTime(b.pod)) {
+		note = "same ready instant " + fmtTime(ra) + ": fell through"
 	}
-	if later && !a.created.IsZero() && a.created.Equal(b.created) {
-		note = joinNote(note, "same creation instant "+fmtTime(a.created)+": fell through")
+	if ca := a.pod.CreationTimestamp.Time; later && !ca.IsZero() && ca.Equal(b.pod.CreationTimestamp.Time) {
+		note = joinNote(note, "same creation instant "+fmtTime(ca)+": fell through")
 	}
 	return note
 }
@@ -166,7 +165,7 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-func (r *Ranking) timeValues(rule int, a, b *key, ta, tb time.Time, ba, bb int64) (string, string, string) {
+func (r *Ranking) timeValues(rule int, a, b *key, ta, tb time.Time, ba, bb int16) (string, string, string) {
 	what := "ready"
 	if rule == classCreated {
 		what = "creation"

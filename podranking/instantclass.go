@@ -2,7 +2,6 @@ package podranking
 
 import (
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -30,13 +29,6 @@ type classRef struct {
 // instantClasses are one pod's classes for rules 6 and 8.
 type instantClasses struct{ ready, created classRef }
 
-// wallInstant is a time's wall clock, comparable as a map key.
-type wallInstant struct {
-	sec  int64
-	nsec int32
-}
-
-func wallOf(t time.Time) wallInstant { return wallInstant{t.Unix(), int32(t.Nanosecond())} }
 
 // assignClasses groups the keys that can meet at a time rule: rule 6 groups
 // ready pods by (rules 1-5, ready instant); rule 8 groups by (rules 1-7,
@@ -46,12 +38,12 @@ func assignClasses(keys []key) []instantClasses {
 	type readyGroup struct {
 		head  uint64
 		rank  int
-		ready wallInstant
+		ready instant
 	}
 	type createdGroup struct {
 		readyGroup
 		regular, sidecar int32
-		created          wallInstant
+		created          instant
 	}
 	classes := make([]instantClasses, len(keys))
 	ready := make(map[readyGroup]*classRef)
@@ -71,12 +63,12 @@ func assignClasses(keys []key) []instantClasses {
 		if k.pod == nil {
 			continue
 		}
-		rg := readyGroup{k.head, k.rank, wallOf(k.ready)}
-		if k.head&headReadyBit != 0 && !k.ready.IsZero() {
+		rg := readyGroup{k.head, k.rank, k.ready}
+		if k.head&headReadyBit != 0 && !k.ready.isZero() {
 			ready[rg] = join(ready[rg], k.uid)
 		}
-		if !k.created.IsZero() {
-			cg := createdGroup{rg, k.regular, k.sidecar, wallOf(k.created)}
+		if !k.created.isZero() {
+			cg := createdGroup{rg, k.regular, k.sidecar, k.created}
 			created[cg] = join(created[cg], k.uid)
 		}
 	}
@@ -85,11 +77,11 @@ func assignClasses(keys []key) []instantClasses {
 		if k.pod == nil {
 			continue
 		}
-		rg := readyGroup{k.head, k.rank, wallOf(k.ready)}
-		if c := ready[rg]; c != nil && k.head&headReadyBit != 0 && !k.ready.IsZero() {
+		rg := readyGroup{k.head, k.rank, k.ready}
+		if c := ready[rg]; c != nil && k.head&headReadyBit != 0 && !k.ready.isZero() {
 			classes[i].ready = *c
 		}
-		if c := created[createdGroup{rg, k.regular, k.sidecar, wallOf(k.created)}]; c != nil && !k.created.IsZero() {
+		if c := created[createdGroup{rg, k.regular, k.sidecar, k.created}]; c != nil && !k.created.isZero() {
 			classes[i].created = *c
 		}
 	}
@@ -101,7 +93,7 @@ func assignClasses(keys []key) []instantClasses {
 // before a larger one (reachable only with duplicate UIDs), then, inside one
 // class, the more recent instant. Two one-pod classes with equal UIDs are
 // equivalent, as upstream finds them.
-func (p *policy) compareClasses(rule int, a, b *key, ta, tb time.Time) int {
+func (p *policy) compareClasses(rule int, a, b *key) int {
 	ca, cb := p.classes[a.idx].ready, p.classes[b.idx].ready
 	if rule == classCreated {
 		ca, cb = p.classes[a.idx].created, p.classes[b.idx].created
@@ -118,5 +110,8 @@ func (p *policy) compareClasses(rule int, a, b *key, ta, tb time.Time) int {
 	case !ca.multi:
 		return 0
 	}
-	return afterOrZero(ta, tb)
+	if rule == classCreated {
+		return afterOrZero(false, false, a.created.after(b.created))
+	}
+	return afterOrZero(false, false, a.ready.after(b.ready))
 }

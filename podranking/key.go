@@ -23,35 +23,63 @@ const (
 )
 
 // key is everything the rules read from one pod, extracted once per ranking,
-// so that a comparison touches neither annotations nor conditions.
+// so that a comparison touches neither annotations nor conditions. Keys are
+// sorted in place, so they are kept small and hold times as wall-clock
+// instants.
 type key struct {
 	pod     *v1.Pod
 	uid     types.UID
+	uidHead uint64 // the UID's first eight bytes, big-endian: settles most UID comparisons
 	head    uint64
 	rank    int
-	ready   time.Time // the Ready condition's transition time; zero when not ready
-	created time.Time
+	ready   instant // the Ready condition's transition time; zero when not ready
+	created instant
 	// readyBucket and createdBucket are floor(log2(age in ns)), -1 for ages
 	// <= 0; set only under log scaling and for non-zero times.
-	readyBucket, createdBucket int64
+	readyBucket, createdBucket int16
 	regular, sidecar           int32 // rule 7
 	idx                        int32 // position in the ranked slice
 }
+
+// instant is a time's wall clock. Equal and After on two times without
+// monotonic clock readings compare exactly these fields.
+type instant struct {
+	sec  int64
+	nsec int32
+}
+
+var zeroInstant = instantOf(time.Time{})
+
+func instantOf(t time.Time) instant { return instant{t.Unix(), int32(t.Nanosecond())} }
+
+func (a instant) isZero() bool { return a == zeroInstant }
+
+func (a instant) after(b instant) bool {
+	return a.sec > b.sec || (a.sec == b.sec && a.nsec > b.nsec)
+}
+
+// hasMonotonic reports whether t carries a monotonic clock reading, which
+// time.Time's Equal and After prefer when both times have one. Pods from
+// the API server never do; pods built in-process with time.Now can.
+func hasMonotonic(t time.Time) bool { return t != t.Round(0) }
 
 // policy is what key extraction and comparison need from the configuration.
 type policy struct {
 	now      time.Time
 	cost     bool
 	logScale bool // enabled and now non-zero, as upstream's zero Now disables it
-	// consistentTies selects the instant class order (WithConsistentTies),
-	// whose classes group wall-clock instants, so its times drop monotonic
-	// readings; classes holds each pod's classes, filled after extraction.
+	// monotonic is set when some pod time carries a monotonic reading; the
+	// time rules then compare the pods' time.Time values, as upstream does.
+	monotonic bool
+	// consistentTies selects the instant class order (WithConsistentTies);
+	// classes holds each pod's classes, filled after extraction.
 	consistentTies bool
 	classes        []instantClasses
 }
 
 func newPolicy(now time.Time, disableCost, disableLog, consistentTies bool) policy {
 	if consistentTies {
+		// The class order groups wall-clock instants.
 		now = now.Round(0)
 	}
 	return policy{now: now, cost: !disableCost, logScale: !disableLog && !now.IsZero(), consistentTies: consistentTies}
@@ -70,18 +98,18 @@ func phaseOrdinal(p v1.PodPhase) uint64 {
 
 // bucket is upstream's logarithmic rank of t: int64(math.Log2) of its age in
 // nanoseconds, or -1 when t is not in the past.
-func (p *policy) bucket(t time.Time) int64 {
+func (p *policy) bucket(t time.Time) int16 {
 	d := p.now.Sub(t)
 	if d <= 0 {
 		return -1
 	}
-	return int64(math.Log2(float64(d)))
+	return int16(math.Log2(float64(d)))
 }
 
 // makeKey fills k for pod at position i. A nil pod gets a key that sorts
 // after every real pod.
 func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
-	*k = key{pod: pod, rank: rank, idx: int32(i)}
+	*k = key{pod: pod, rank: rank, idx: int32(i), ready: zeroInstant, created: zeroInstant}
 	if pod == nil {
 		k.head = headNilBit
 		return
@@ -98,25 +126,49 @@ func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 		}
 	}
 	head |= uint64(int64(cost)+costBias) & headCostMask
-	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
-		head |= headReadyBit
-		k.ready = c.LastTransitionTime.Time
-	}
 	k.head = head
 	k.uid = pod.UID
-	k.created = pod.CreationTimestamp.Time
-	if p.consistentTies {
-		k.ready, k.created = k.ready.Round(0), k.created.Round(0)
-	}
+	k.uidHead = uidPrefix(pod.UID)
 	k.regular, k.sidecar = podstate.MaxContainerRestarts(pod)
-	if p.logScale {
-		if !k.ready.IsZero() {
-			k.readyBucket = p.bucket(k.ready)
-		}
-		if !k.created.IsZero() {
-			k.createdBucket = p.bucket(k.created)
+	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
+		k.head |= headReadyBit
+		k.ready, k.readyBucket = p.instant(c.LastTransitionTime.Time)
+	}
+	k.created, k.createdBucket = p.instant(pod.CreationTimestamp.Time)
+}
+
+// instant reduces a pod time to its wall clock and its log2 bucket.
+func (p *policy) instant(t time.Time) (instant, int16) {
+	if t.IsZero() {
+		return zeroInstant, 0
+	}
+	if hasMonotonic(t) {
+		if p.consistentTies {
+			t = t.Round(0)
+		} else {
+			p.monotonic = true
 		}
 	}
+	var b int16
+	if p.logScale {
+		b = p.bucket(t)
+	}
+	return instantOf(t), b
+}
+
+// uidPrefix packs the first eight bytes of a UID so that, when two prefixes
+// differ, comparing them as integers orders the UIDs as strings do (a short
+// UID is padded with zero bytes, and equal prefixes fall back to the full
+// string comparison).
+func uidPrefix(uid types.UID) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(uid) {
+			p |= uint64(uid[i])
+		}
+	}
+	return p
 }
 
 // readyCondition is the pod's first Ready condition, read in place:

@@ -49,13 +49,19 @@ func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) [
 	if diff >= len(filteredPods) {
 		return slices.Clone(filteredPods)
 	}
-	return s.Rank(filteredPods, relatedPods).PodsToDelete(diff)
+	r := s.rank(filteredPods, relatedPods, getKeys(len(filteredPods)))
+	defer putKeys(r.keys)
+	r.sortKeys()
+	return r.first(diff)
 }
 
 // Order returns all of filteredPods in deletion order (first to delete
 // first), ranked by relatedPods as PodsToDelete does.
 func (s *Selector) Order(filteredPods, relatedPods []*v1.Pod) []*v1.Pod {
-	return s.Rank(filteredPods, relatedPods).Order()
+	r := s.rank(filteredPods, relatedPods, getKeys(len(filteredPods)))
+	defer putKeys(r.keys)
+	r.sortKeys()
+	return r.first(len(filteredPods))
 }
 
 // Explain is Rank(filteredPods, relatedPods).Explain(a, b). To explain

@@ -145,7 +145,7 @@ func TestLogBuckets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		pol := newPolicy(time.Unix(0, 0), false, false, false)
-		assert.Equal(t, tt.want, pol.bucket(time.Unix(0, 0).Add(-tt.d)), "d=%d", int64(tt.d))
+		assert.Equal(t, tt.want, int64(pol.bucket(time.Unix(0, 0).Add(-tt.d))), "d=%d", int64(tt.d))
 		assert.Equal(t, tt.want, refBucket(time.Unix(0, 0).Add(-tt.d), time.Unix(0, 0)), "reference d=%d", int64(tt.d))
 	}
 }
