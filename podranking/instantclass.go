@@ -29,7 +29,6 @@ type classRef struct {
 // instantClasses are one pod's classes for rules 6 and 8.
 type instantClasses struct{ ready, created classRef }
 
-
 // assignClasses groups the keys that can meet at a time rule: rule 6 groups
 // ready pods by (rules 1-5, ready instant); rule 8 groups by (rules 1-7,
 // creation instant). Zero times are left alone, as they never reach the UID

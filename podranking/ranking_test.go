@@ -209,3 +209,36 @@ func TestConsistentTiesIsStrictWeakOrder(t *testing.T) {
 		require.Equal(t, names(want), names(got), "distinct instants: the class order is upstream's")
 	}
 }
+
+// TestMonotonicReadings: pods built in-process from time.Now carry monotonic
+// clock readings, which upstream's time comparisons read when both times
+// have one; every selection API still returns the reference's answer.
+func TestMonotonicReadings(t *testing.T) {
+	now := time.Now()
+	require.True(t, hasMonotonic(now))
+	for seed := uint64(0); seed < 10; seed++ {
+		pods := genPods(newRand(seed), 120, now, genConfig{nodes: 3})
+		withReading := func(t metav1.Time) metav1.Time {
+			if t.IsZero() {
+				return t
+			}
+			return metav1.NewTime(now.Add(t.Sub(now))) // the same instant, with now's reading
+		}
+		for i, p := range pods {
+			if seed%2 == 0 && i%2 == 0 {
+				continue // a mix of times with and without readings
+			}
+			p.CreationTimestamp = withReading(p.CreationTimestamp)
+			for j := range p.Status.Conditions {
+				p.Status.Conditions[j].LastTransitionTime = withReading(p.Status.Conditions[j].LastTransitionTime)
+			}
+		}
+		require.True(t, hasMonotonic(pods[1].CreationTimestamp.Time) || pods[1].CreationTimestamp.IsZero())
+		want := refPodsToDelete(slices.Clone(pods), pods, 40, now)
+		require.Equal(t, names(want), names(NewSelector(WithNow(now)).PodsToDelete(pods, pods, 40)), "seed %d", seed)
+		ranks := RankByRelatedPodsOnSameNode(pods, pods).Rank
+		full := refSorter{pods: slices.Clone(pods), rank: slices.Clone(ranks), now: now}
+		sort.Sort(full)
+		require.Equal(t, names(full.pods), names(ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: metav1.NewTime(now)}.Sorted()))
+	}
+}
