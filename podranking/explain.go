@@ -19,7 +19,7 @@ type Decision struct {
 	// Ranker names the extension ranker when Rule is RuleExtension.
 	Ranker string
 	// Order is -1 when A is deleted first, 1 when B is, 0 when the pods are
-	// equivalent under every rule (they then keep their input order).
+	// equivalent under every rule (sort.Sort then places them as upstream).
 	Order int
 	// AValue and BValue are the values Rule compared, rendered for humans.
 	AValue, BValue string

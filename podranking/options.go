@@ -53,10 +53,12 @@ func WithoutLogarithmicScaleDown() Option {
 // pods, and pods that every rule finds equivalent keep their input order.
 //
 // It differs from upstream often on real inputs, where timestamps have whole
-// seconds and a rollout makes many pods ready in the same second: in the
-// realistic benchmark set (pods created and made ready over a rollout of a
-// few minutes), about 30% of scale-downs of 5% of the pods choose at least
-// one pod upstream does not; with every instant distinct it never differs.
+// seconds and a rollout makes many pods ready in the same second: on 400
+// production-like scale-downs (20 to 2,000 pods created by rollouts of
+// seconds to minutes or over a month, mostly Running and Ready), it chose at
+// least one pod other than upstream's in 31% of them, and in 20% when
+// deleting 5% of the pods. Where no two pods share an instant it never
+// differs.
 func WithConsistentTies() Option {
 	return func(cfg *config) { cfg.consistentTies = true }
 }
