@@ -129,11 +129,5 @@ func afterOrZero(aZero, bZero, aAfter bool) int {
 	return 1
 }
 
-// compareUIDs orders two pods' UIDs as strings, mostly on their packed
-// prefixes.
-func compareUIDs(a, b *key) int {
-	if a.uidHead != b.uidHead {
-		return cmp.Compare(a.uidHead, b.uidHead)
-	}
-	return strings.Compare(string(a.uid), string(b.uid))
-}
+// compareUIDs orders two pods' UIDs as strings.
+func compareUIDs(a, b *key) int { return strings.Compare(string(a.uid), string(b.uid)) }

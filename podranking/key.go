@@ -29,7 +29,6 @@ const (
 type key struct {
 	pod     *v1.Pod
 	uid     types.UID
-	uidHead uint64 // the UID's first eight bytes, big-endian: settles most UID comparisons
 	head    uint64
 	rank    int
 	ready   instant // the Ready condition's transition time; zero when not ready
@@ -128,7 +127,6 @@ func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 	head |= uint64(int64(cost)+costBias) & headCostMask
 	k.head = head
 	k.uid = pod.UID
-	k.uidHead = uidPrefix(pod.UID)
 	k.regular, k.sidecar = podstate.MaxContainerRestarts(pod)
 	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
 		k.head |= headReadyBit
@@ -154,21 +152,6 @@ func (p *policy) instant(t time.Time) (instant, int16) {
 		b = p.bucket(t)
 	}
 	return instantOf(t), b
-}
-
-// uidPrefix packs the first eight bytes of a UID so that, when two prefixes
-// differ, comparing them as integers orders the UIDs as strings do (a short
-// UID is padded with zero bytes, and equal prefixes fall back to the full
-// string comparison).
-func uidPrefix(uid types.UID) uint64 {
-	var p uint64
-	for i := range 8 {
-		p <<= 8
-		if i < len(uid) {
-			p |= uint64(uid[i])
-		}
-	}
-	return p
 }
 
 // readyCondition is the pod's first Ready condition, read in place:
