@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -92,13 +93,19 @@ var rankingSets = []rankingSet{
 	{"today", benchPods},
 }
 
-// benchRound alternates which implementation runs first in each -count
-// round, so neither side always meets a warmer or colder machine.
+// benchRound alternates which implementation runs first. -count repeats
+// each sub-benchmark in place, so rounds that alternate are separate runs,
+// numbered by CTRLKIT_BENCH_ROUND (odd: ctrlkit first, even: upstream
+// first); without it each call of a top-level benchmark alternates.
 var benchRound int
 
 func implOrder() []string {
 	benchRound++
-	if benchRound%2 == 0 {
+	round := benchRound
+	if v, err := strconv.Atoi(os.Getenv("CTRLKIT_BENCH_ROUND")); err == nil {
+		round = v
+	}
+	if round%2 == 0 {
 		return []string{"upstream", "ctrlkit"}
 	}
 	return []string{"ctrlkit", "upstream"}
