@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -67,7 +66,6 @@ func TestBadInput(t *testing.T) {
 		assert.Nil(t, NewSelector().Order(nil, nil))
 		assert.Nil(t, ActivePodsWithRanks{}.Sorted())
 		assert.Nil(t, ActivePodsWithRanks{}.Select(1))
-		assert.False(t, ActivePodsWithRanks{}.HasEqualInstantTie())
 		s := RankByRelatedPodsOnSameNode([]*v1.Pod{nil, ready}, []*v1.Pod{nil, ready, ready})
 		assert.Equal(t, []int{0, 2}, s.Rank)
 		assert.False(t, s.Now.IsZero())
@@ -82,12 +80,6 @@ func TestBadInput(t *testing.T) {
 		assert.True(t, s.Less(0, 1), "with Now: same bucket, UID decides")
 		assert.Equal(t, []*v1.Pod{newer}, NewSelector(WithNow(time.Time{})).PodsToDelete(s.Pods, nil, 1))
 		assert.Equal(t, []*v1.Pod{newer}, NewSelector(WithNow(now), WithoutLogarithmicScaleDown()).PodsToDelete(s.Pods, nil, 1))
-	})
-	t.Run("nil options and clock", func(t *testing.T) {
-		require.NotPanics(t, func() {
-			NewSelector(nil, WithClock(nil), WithRankersFirst(nil), WithRankersLast(nil)).PodsToDelete([]*v1.Pod{ready, pending}, nil, 1)
-		})
-		assert.Equal(t, []*v1.Pod{pending}, NewSelector(nil, WithClock(nil)).PodsToDelete([]*v1.Pod{ready, pending}, nil, 1))
 	})
 	t.Run("Selector.Explain with unknown and nil pods", func(t *testing.T) {
 		pods := []*v1.Pod{ready}

@@ -102,3 +102,21 @@ func ExampleDeletionCost() {
 	// 008 0 true
 	// +1 0 true
 }
+
+func ExampleSelector_Rank() {
+	pods := []*v1.Pod{
+		pod("web-a", "node-1", time.Hour, ""),
+		pod("web-b", "node-1", -1, ""), // not ready
+		pod("web-c", "node-1", 10*time.Minute, ""),
+	}
+	// One ranking serves the choice and the explanation of every victim.
+	rk := podranking.NewSelector(podranking.WithNow(now)).Rank(pods, pods)
+	victims := rk.PodsToDelete(2)
+	survivor := rk.Order()[len(victims)]
+	for _, v := range victims {
+		fmt.Println(rk.Explain(v, survivor).Rule)
+	}
+	// Output:
+	// not-ready first
+	// more recently ready first
+}

@@ -19,13 +19,13 @@ type Decision struct {
 	// Ranker names the extension ranker when Rule is RuleExtension.
 	Ranker string
 	// Order is -1 when A is deleted first, 1 when B is, 0 when the pods are
-	// equivalent under every rule (they then keep their input order).
+	// equivalent under every rule (sort.Sort then places them as upstream).
 	Order int
 	// AValue and BValue are the values Rule compared, rendered for humans.
 	AValue, BValue string
-	// Note adds context: for time rules the log2 buckets and the instant
-	// classes compared, and for any later rule the time rules it fell
-	// through because the pods share an instant.
+	// Note adds context: for time rules the log2 buckets and the UIDs
+	// compared, and for any later rule the time rules it fell through
+	// because the pods share an instant.
 	Note string
 }
 
@@ -35,7 +35,7 @@ func (d Decision) AFirst() bool { return d.Order < 0 }
 // String renders the decision in one line, for logs and events.
 func (d Decision) String() string {
 	if d.Order == 0 {
-		return fmt.Sprintf("%s and %s are equivalent: every rule ties (input order decides)", d.A, d.B)
+		return fmt.Sprintf("%s and %s are equivalent: every rule ties", d.A, d.B)
 	}
 	first, second := d.A, d.B
 	fv, sv := d.AValue, d.BValue
@@ -53,24 +53,23 @@ func (d Decision) String() string {
 	return s
 }
 
-func podName(k *sortKey) string {
+func podName(k *key) string {
 	if k.pod == nil {
 		return "<nil>"
 	}
 	return podstate.Key(k.pod)
 }
 
-// explain builds the Decision for positions i and j of a prepared order.
-func (o *order) explain(i, j int) Decision {
-	a, b := &o.keys[i], &o.keys[j]
-	rule, ranker, c := o.compareFrom(0, i, j)
+// explain builds the Decision for two keys of a prepared ranking.
+func (r *Ranking) explain(a, b *key) Decision {
+	rule, ranker, c := r.compareFrom(0, a, b)
 	d := Decision{A: podName(a), B: podName(b), Rule: rule, Order: c}
 	switch rule {
 	case RuleExtension:
-		n := len(o.keys)
-		d.Ranker = o.rankers[ranker].Name()
-		d.AValue = strconv.FormatInt(o.scores[ranker*n+i], 10)
-		d.BValue = strconv.FormatInt(o.scores[ranker*n+j], 10)
+		n := len(r.pods)
+		d.Ranker = r.sel.rankers[ranker].Name()
+		d.AValue = strconv.FormatInt(r.scores[ranker*n+int(a.idx)], 10)
+		d.BValue = strconv.FormatInt(r.scores[ranker*n+int(b.idx)], 10)
 		d.Note = "lower score first"
 	case RuleNil:
 		d.AValue, d.BValue = nilness(a), nilness(b)
@@ -85,17 +84,15 @@ func (o *order) explain(i, j int) Decision {
 	case RuleRank:
 		d.AValue, d.BValue = strconv.Itoa(a.rank), strconv.Itoa(b.rank)
 	case RuleRestarts:
-		a.restarts()
-		b.restarts()
 		d.AValue = fmt.Sprintf("regular %d, sidecar %d", a.regular, a.sidecar)
 		d.BValue = fmt.Sprintf("regular %d, sidecar %d", b.regular, b.sidecar)
 	case RuleReadyTime:
-		d.AValue, d.BValue, d.Note = o.timeValues("ready", a.ready, b.ready, &a.r6, &b.r6, a, b)
+		d.AValue, d.BValue, d.Note = r.timeValues(classReady, a, b, readyTime(a.pod), readyTime(b.pod), a.readyBucket, b.readyBucket)
 	case RuleCreationTime:
-		d.AValue, d.BValue, d.Note = o.timeValues("creation", a.created, b.created, &a.r8, &b.r8, a, b)
+		d.AValue, d.BValue, d.Note = r.timeValues(classCreated, a, b, a.pod.CreationTimestamp.Time, b.pod.CreationTimestamp.Time, a.createdBucket, b.createdBucket)
 	}
-	if rule != RuleExtension || ranker >= o.nFirst {
-		d.Note = joinNote(d.Note, o.fellThrough(rule, a, b))
+	if rule != RuleExtension || ranker >= len(r.sel.cfg.first) {
+		d.Note = joinNote(d.Note, r.fellThrough(rule, a, b))
 	}
 	return d
 }
@@ -111,38 +108,38 @@ func joinNote(a, b string) string {
 }
 
 // fellThrough names the time rules a decision by a later rule passed over
-// because the two pods share an instant class, as upstream passes over equal
+// because the two pods share an instant, as upstream passes over equal
 // instants.
-func (o *order) fellThrough(rule Rule, a, b *sortKey) string {
-	if !o.pol.logScale || a.pod == nil || b.pod == nil || a.head != b.head || a.rank != b.rank {
+func (r *Ranking) fellThrough(rule Rule, a, b *key) string {
+	if a.pod == nil || b.pod == nil || a.head != b.head || a.rank != b.rank {
 		return ""
 	}
 	note := ""
 	later := rule == RuleNone || rule == RuleExtension
-	if a.hasReady && !a.ready.zero && (later || rule == RuleRestarts || rule == RuleCreationTime) && a.ready.equal(b.ready) {
-		note = "same ready instant " + fmtStamp(a.ready) + ": fell through"
+	if ra := readyTime(a.pod); !ra.IsZero() && (later || rule == RuleRestarts || rule == RuleCreationTime) && ra.Equal(readyTime(b.pod)) {
+		note = "same ready instant " + fmtTime(ra) + ": fell through"
 	}
-	if later && !a.created.zero && a.created.equal(b.created) {
-		note = joinNote(note, "same creation instant "+fmtStamp(a.created)+": fell through")
+	if ca := a.pod.CreationTimestamp.Time; later && !ca.IsZero() && ca.Equal(b.pod.CreationTimestamp.Time) {
+		note = joinNote(note, "same creation instant "+fmtTime(ca)+": fell through")
 	}
 	return note
 }
 
-func nilness(k *sortKey) string {
+func nilness(k *key) string {
 	if k.pod == nil {
 		return "nil"
 	}
 	return "pod"
 }
 
-func nodeOf(k *sortKey) string {
+func nodeOf(k *key) string {
 	if k.pod.Spec.NodeName == "" {
 		return "unassigned"
 	}
 	return "node " + k.pod.Spec.NodeName
 }
 
-func phaseOf(k *sortKey) string {
+func phaseOf(k *key) string {
 	p := string(k.pod.Status.Phase)
 	if p == "" {
 		p = `""`
@@ -150,45 +147,53 @@ func phaseOf(k *sortKey) string {
 	return fmt.Sprintf("%s (ordinal %d)", p, phaseOrdinal(k.pod.Status.Phase))
 }
 
-func readyOf(k *sortKey) string {
-	if k.hasReady {
+func readyOf(k *key) string {
+	if k.head&headReadyBit != 0 {
 		return "ready"
 	}
 	return "not ready"
 }
 
-func costOf(k *sortKey) string {
+func costOf(k *key) string {
 	return strconv.FormatInt(int64(k.head&headCostMask)-costBias, 10)
 }
 
-func fmtStamp(s stamp) string {
-	if s.zero {
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
 		return "zero time"
 	}
-	return time.Unix(s.sec, int64(s.nsec)).UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
-func (o *order) timeValues(what string, ta, tb stamp, ca, cb *classRef, a, b *sortKey) (string, string, string) {
-	av, bv := fmtStamp(ta), fmtStamp(tb)
+func (r *Ranking) timeValues(rule int, a, b *key, ta, tb time.Time, ba, bb int16) (string, string, string) {
+	what := "ready"
+	if rule == classCreated {
+		what = "creation"
+	}
+	av, bv := fmtTime(ta), fmtTime(tb)
 	switch {
-	case ta.zero || tb.zero:
+	case ta.IsZero() || tb.IsZero():
 		return av, bv, "a zero time goes first"
-	case !o.pol.logScale:
+	case !r.pol.logScale:
 		return av, bv, "plain comparison, more recent first"
-	case ta.bucket != tb.bucket:
-		return av, bv, fmt.Sprintf("log2 age buckets %d vs %d, younger bucket first", ta.bucket, tb.bucket)
+	case ba != bb:
+		return av, bv, fmt.Sprintf("log2 age buckets %d vs %d, younger bucket first", ba, bb)
+	case r.pol.classes == nil && a.uid == b.uid:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal UIDs %q, equivalent", what, ba, a.uid)
+	case r.pol.classes == nil:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: smaller UID first (%q vs %q)", what, ba, a.uid, b.uid)
 	}
-	ownUIDs := ca.uid == a.uid && cb.uid == b.uid && !ca.multi && !cb.multi
+	ca, cb := r.pol.classes[a.idx].ready, r.pol.classes[b.idx].ready
+	if rule == classCreated {
+		ca, cb = r.pol.classes[a.idx].created, r.pol.classes[b.idx].created
+	}
 	switch {
-	case cmpClass(ca, cb) != 0 && ownUIDs:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: UID %q vs %q (each pod's own UID)", what, ta.bucket, ca.uid, cb.uid)
-	case cmpClass(ca, cb) != 0:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: class representative UID %q vs %q (smallest UID of each pod's instant class)", what, ta.bucket, ca.uid, cb.uid)
+	case ca.uid != cb.uid:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: instant class UID %q vs %q (smallest UID of the pods sharing each instant)", what, ba, ca.uid, cb.uid)
 	case ca.multi != cb.multi:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal class representative UID %q, the class of one pod first", what, ta.bucket, ca.uid)
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal class UID %q, the class of one pod first", what, ba, ca.uid)
 	case ca.multi:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal class representative UID %q, more recent first", what, ta.bucket, ca.uid)
-	default:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal UIDs %q, equivalent as upstream", what, ta.bucket, ca.uid)
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal class UID %q, more recent first", what, ba, ca.uid)
 	}
+	return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal UIDs %q, equivalent", what, ba, ca.uid)
 }

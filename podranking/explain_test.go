@@ -32,7 +32,7 @@ func TestExplain(t *testing.T) {
 		{"cost", mod("a", func(p *v1.Pod) { p.Annotations = map[string]string{DeletionCostAnnotation: "100"} }), mod("b", func(p *v1.Pod) { p.Annotations = map[string]string{DeletionCostAnnotation: "-3"} }), 0, 0, RuleDeletionCost, 1, "100", "-3", "(-3 vs 100)"},
 		{"rank", base("a"), base("b"), 3, 1, RuleRank, -1, "3", "1", "more co-located pods first (3 vs 1)"},
 		{"ready time buckets", mod("a", func(p *v1.Pod) { p.Status.Conditions[0].LastTransitionTime = at(time.Minute) }), base("b"), 0, 0, RuleReadyTime, -1, "", "", "log2 age buckets 35 vs 41"},
-		{"ready time UID", mod("a", func(p *v1.Pod) { p.UID = "z"; p.Status.Conditions[0].LastTransitionTime = at(70 * time.Minute) }), mod("b", func(p *v1.Pod) { p.UID = "y" }), 0, 0, RuleReadyTime, 1, "", "", `ready instants differ within log2 bucket 41: UID "z" vs "y" (each pod's own UID)`},
+		{"ready time UID", mod("a", func(p *v1.Pod) { p.UID = "z"; p.Status.Conditions[0].LastTransitionTime = at(70 * time.Minute) }), mod("b", func(p *v1.Pod) { p.UID = "y" }), 0, 0, RuleReadyTime, 1, "", "", `ready instants differ within log2 bucket 41: smaller UID first ("z" vs "y")`},
 		{"restarts", base("a"), mod("b", func(p *v1.Pod) { p.Status.InitContainerStatuses[0].RestartCount = 2 }), 0, 0, RuleRestarts, 1, "regular 0, sidecar 0", "regular 0, sidecar 2", "more restarts first"},
 		{"creation", base("a"), mod("b", func(p *v1.Pod) { p.CreationTimestamp = metav1.Time{} }), 0, 0, RuleCreationTime, 1, "2026-05-30T00:00:00Z", "zero time", "a zero time goes first"},
 		{"equivalent", base("a"), base("b"), 0, 0, RuleNone, 0, "", "", "equivalent"},

@@ -251,13 +251,5 @@ func names(pods []*v1.Pod) []string {
 	return out
 }
 
-// classCompare returns the instant class order (the one Select, Sorted and
-// PodsToDelete use) over s's positions, without the input-position
-// tie-break, for checks that Less, being upstream's relation, cannot pass.
-func classCompare(s ActivePodsWithRanks) func(i, j int) int {
-	o := defaultSelector.prepare(&scratch{}, s.Pods, s.Rank, false, s.policy())
-	return func(i, j int) int {
-		_, c := o.pol.compareBuiltin(&o.keys[i], &o.keys[j])
-		return c
-	}
-}
+// testNow is the reference time of the random tests.
+var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)

@@ -134,7 +134,6 @@ func TestRankerPlacement(t *testing.T) {
 		{"built-in only: ties keep input order", nil, []string{"u", "a", "b", "c"}},
 		{"last: breaks built-in ties only", []Option{WithRankersLast(preferC)}, []string{"u", "c", "a", "b"}},
 		{"first: overrides the built-in rules", []Option{WithRankersFirst(preferC)}, []string{"c", "u", "a", "b"}},
-		{"nil Func scores zero", []Option{WithRankersFirst(RankerFunc{RankerName: "noop"})}, []string{"u", "a", "b", "c"}},
 		{"several: first-listed decides first", []Option{
 			WithRankersFirst(RankerFunc{RankerName: "prefer-b", Func: func(p *v1.Pod) int64 {
 				if p.Name == "b" {
@@ -167,7 +166,6 @@ func TestRankerThen(t *testing.T) {
 	var seen [][3]int
 	probe := probeRanker{f: func(pods []*v1.Pod, then func(i, j int) int) {
 		seen = append(seen, [3]int{then(0, 1), then(2, 0), then(0, 0)})
-		assert.Equal(t, 0, then(-1, 5), "out-of-range positions compare equal")
 	}}
 	preferB := RankerFunc{RankerName: "prefer-b", Func: func(p *v1.Pod) int64 {
 		if p.Name == "b" {

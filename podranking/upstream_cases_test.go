@@ -135,7 +135,7 @@ func TestUpstreamSortingCases(t *testing.T) {
 func TestLogBuckets(t *testing.T) {
 	tests := []struct {
 		d    time.Duration
-		want int16
+		want int64
 	}{
 		{2 * time.Hour, 42}, {5 * time.Hour, 44}, {8 * time.Hour, 44}, {30 * 24 * time.Hour, 51},
 		{0, -1}, {-time.Second, -1}, {1, 0}, {2, 1}, {3, 1}, {4, 2},
@@ -144,8 +144,9 @@ func TestLogBuckets(t *testing.T) {
 		{time.Duration(1<<63 - 1), 63},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, logBucket(tt.d), "d=%d", int64(tt.d))
-		assert.Equal(t, int64(tt.want), refBucket(time.Unix(0, 0).Add(-tt.d), time.Unix(0, 0)), "reference d=%d", int64(tt.d))
+		pol := newPolicy(time.Unix(0, 0), false, false, false)
+		assert.Equal(t, tt.want, int64(pol.bucket(time.Unix(0, 0).Add(-tt.d))), "d=%d", int64(tt.d))
+		assert.Equal(t, tt.want, refBucket(time.Unix(0, 0).Add(-tt.d), time.Unix(0, 0)), "reference d=%d", int64(tt.d))
 	}
 }
 

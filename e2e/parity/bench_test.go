@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 // pending or not ready, some with restarts, one in ten with a deletion cost.
 // UIDs and instants are distinct, so both sides produce the same order.
 func benchPods(n int, now time.Time) []*v1.Pod {
+	now = now.Round(0) // API timestamps carry no monotonic clock reading
 	r := rand.New(rand.NewPCG(42, uint64(n)))
 	nodes := max(1, n/10)
 	pods := make([]*v1.Pod, n)
@@ -68,58 +71,125 @@ func benchPods(n int, now time.Time) []*v1.Pod {
 
 var benchSink []*v1.Pod
 
-// BenchmarkRanking compares choosing the pods to delete on scale-down.
-//
-// PodsToDelete: ctrlkit's podranking.PodsToDelete against the ReplicaSet
-// controller's getPodsToDelete (rank by related pods, sort.Sort of
-// upstream's ActivePodsWithRanks, slice). The related pods are the pods
-// themselves, as for a ReplicaSet without siblings. Upstream sorts the
-// caller's slice in place, so its side sorts a fresh copy each time; the copy
-// is a few microseconds at N=10,000 against tens of milliseconds of sorting.
-//
-// FullSort: every pod in deletion order, ctrlkit's ActivePodsWithRanks.Sorted
-// against sort.Sort on upstream's ActivePodsWithRanks.
-func BenchmarkRanking(b *testing.B) {
-	for _, n := range []int{1_000, 10_000} {
-		pods := benchPods(n, time.Now())
-		ranks := upstreamRelatedRanks(pods, pods)
-		for _, pct := range []int{5, 50} {
-			diff := n * pct / 100
-			b.Run(fmt.Sprintf("PodsToDelete/N=%d/diff=%d%%/impl=ctrlkit", n, pct), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					benchSink = podranking.PodsToDelete(pods, pods, diff)
-				}
-			})
-			b.Run(fmt.Sprintf("PodsToDelete/N=%d/diff=%d%%/impl=upstream", n, pct), func(b *testing.B) {
-				b.ReportAllocs()
-				work := make([]*v1.Pod, n)
-				for b.Loop() {
-					copy(work, pods)
-					s := upstream.ActivePodsWithRanks{Pods: work, Rank: upstreamRelatedRanks(work, pods), Now: metav1.Now()}
-					sort.Sort(s)
-					benchSink = work[:diff]
-				}
-			})
+// rankingSet is one input set of the ranking benchmarks.
+type rankingSet struct {
+	name string
+	pods func(n int, now time.Time) []*v1.Pod
+}
+
+// rankingSets: "rollout" and "month" are production-shaped (whole-second
+// timestamps, about 90% Running and Ready, cost mostly absent, pods over
+// 10 to 500 nodes), created by one rollout of five minutes, in which dozens
+// of pods share each creation and ready second, or each on its own second
+// of the last month; "today" is benchPods, the set earlier figures used
+// (nanosecond instants, every instant distinct).
+var rankingSets = []rankingSet{
+	{"rollout", func(n int, now time.Time) []*v1.Pod {
+		return productionPods(rand.New(rand.NewPCG(7, uint64(n))), now, prodShape{n: n, nodes: min(max(n/20, 10), 500), rollout: 5 * time.Minute, rollouts: 1, costs: true})
+	}},
+	{"month", func(n int, now time.Time) []*v1.Pod {
+		return productionPods(rand.New(rand.NewPCG(8, uint64(n))), now, prodShape{n: n, nodes: min(max(n/20, 10), 500), rollouts: 1, costs: true})
+	}},
+	{"today", benchPods},
+}
+
+// benchRound alternates which implementation runs first. -count repeats
+// each sub-benchmark in place, so rounds that alternate are separate runs,
+// numbered by CTRLKIT_BENCH_ROUND (odd: ctrlkit first, even: upstream
+// first); without it each call of a top-level benchmark alternates.
+var benchRound int
+
+func implOrder() []string {
+	benchRound++
+	round := benchRound
+	if v, err := strconv.Atoi(os.Getenv("CTRLKIT_BENCH_ROUND")); err == nil {
+		round = v
+	}
+	if round%2 == 0 {
+		return []string{"upstream", "ctrlkit"}
+	}
+	return []string{"ctrlkit", "upstream"}
+}
+
+// cpuTime is the CPU time the process has used, user and system. Reported
+// per op beside ns/op, it measures each side's work even when other
+// processes share the cores and stretch the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loopWithCPU runs body under b.Loop and reports cpu-ns/op.
+func loopWithCPU(b *testing.B, body func()) {
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		body()
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// upstreamGetPodsToDelete is the ReplicaSet controller's getPodsToDelete on
+// a copy of pods (it sorts the caller's slice in place): rank by related
+// pods with IsPodActive, sort.Sort upstream's ActivePodsWithRanks at
+// metav1.Now(), slice. The copy is a few microseconds at N=10,000 against
+// milliseconds of sorting.
+func upstreamGetPodsToDelete(work, pods []*v1.Pod, diff int) []*v1.Pod {
+	copy(work, pods)
+	sort.Sort(upstream.ActivePodsWithRanks{Pods: work, Rank: upstreamRelatedRanks(work, pods), Now: metav1.Now()})
+	return work[:diff]
+}
+
+// BenchmarkPodsToDelete compares choosing the pods to delete on scale-down:
+// podranking.PodsToDelete against upstream's getPodsToDelete, with the pods
+// themselves as related pods (a ReplicaSet without siblings), diff = 5% of
+// the pods. Names pair with benchstat -col /impl.
+func BenchmarkPodsToDelete(b *testing.B) {
+	impls := implOrder()
+	for _, set := range rankingSets {
+		for _, n := range []int{1_000, 10_000} {
+			pods := set.pods(n, time.Now())
+			diff := n / 20
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("set=%s/N=%d/diff=%d/impl=%s", set.name, n, diff, impl), func(b *testing.B) {
+					work := make([]*v1.Pod, n)
+					loopWithCPU(b, func() {
+						if impl == "ctrlkit" {
+							benchSink = podranking.PodsToDelete(pods, pods, diff)
+						} else {
+							benchSink = upstreamGetPodsToDelete(work, pods, diff)
+						}
+					})
+				})
+			}
 		}
-		b.Run(fmt.Sprintf("FullSort/N=%d/impl=ctrlkit", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				s := podranking.ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: metav1.Now()}
-				benchSink = s.Sorted()
+	}
+}
+
+// BenchmarkOrder compares the full deletion order: a Selector's Order
+// against ranking and sort.Sort with upstream's ActivePodsWithRanks.
+func BenchmarkOrder(b *testing.B) {
+	impls := implOrder()
+	sel := podranking.NewSelector()
+	for _, set := range rankingSets {
+		for _, n := range []int{1_000, 10_000} {
+			pods := set.pods(n, time.Now())
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("set=%s/N=%d/impl=%s", set.name, n, impl), func(b *testing.B) {
+					work := make([]*v1.Pod, n)
+					loopWithCPU(b, func() {
+						if impl == "ctrlkit" {
+							benchSink = sel.Order(pods, pods)
+						} else {
+							benchSink = upstreamGetPodsToDelete(work, pods, n)
+						}
+					})
+				})
 			}
-		})
-		b.Run(fmt.Sprintf("FullSort/N=%d/impl=upstream", n), func(b *testing.B) {
-			b.ReportAllocs()
-			work := make([]*v1.Pod, n)
-			rank := make([]int, n)
-			for b.Loop() {
-				copy(work, pods)
-				copy(rank, ranks)
-				sort.Sort(upstream.ActivePodsWithRanks{Pods: work, Rank: rank, Now: metav1.Now()})
-				benchSink = work
-			}
-		})
+		}
 	}
 }
 
@@ -243,23 +313,22 @@ func BenchmarkSlowStart(b *testing.B) {
 	})
 }
 
-// TestBenchPodsAgree keeps the benchmark honest: on the benchmark's own
-// input both sides choose the same pods in the same order.
+// TestBenchPodsAgree keeps the benchmarks honest: on each benchmark input
+// set both sides choose the same pods in the same order.
 func TestBenchPodsAgree(t *testing.T) {
 	now := time.Now()
-	pods := benchPods(2000, now)
-	for _, diff := range []int{100, 1000} {
-		want := upstreamPodsToDelete(pods, pods, diff, now)
-		got := podranking.NewSelector(podranking.WithNow(now)).PodsToDelete(pods, pods, diff)
-		if !samePods(got, want) {
-			t.Fatalf("diff %d: ctrlkit and upstream disagree on the benchmark input", diff)
+	for _, set := range rankingSets {
+		pods := set.pods(2000, now)
+		sel := podranking.NewSelector(podranking.WithNow(now))
+		for _, diff := range []int{100, 1000} {
+			if !samePods(sel.PodsToDelete(pods, pods, diff), upstreamPodsToDelete(pods, pods, diff, now)) {
+				t.Fatalf("set %s, diff %d: ctrlkit and upstream disagree", set.name, diff)
+			}
 		}
-	}
-	ranks := upstreamRelatedRanks(pods, pods)
-	up := upstream.ActivePodsWithRanks{Pods: slices.Clone(pods), Rank: slices.Clone(ranks), Now: metav1.NewTime(now)}
-	sort.Sort(up)
-	ck := podranking.ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: metav1.NewTime(now)}
-	if !samePods(ck.Sorted(), up.Pods) {
-		t.Fatal("full order differs on the benchmark input")
+		full := upstream.ActivePodsWithRanks{Pods: slices.Clone(pods), Rank: upstreamRelatedRanks(pods, pods), Now: metav1.NewTime(now)}
+		sort.Sort(full)
+		if !samePods(sel.Order(pods, pods), full.Pods) {
+			t.Fatalf("set %s: full order differs", set.name)
+		}
 	}
 }

@@ -315,3 +315,97 @@ var podSimplifiers = []func(*v1.Pod) bool{
 	},
 	func(p *v1.Pod) bool { ok := p.DeletionTimestamp != nil; p.DeletionTimestamp = nil; return ok },
 }
+
+// prodShape describes one production-like ReplicaSet at scale-down time.
+type prodShape struct {
+	n        int           // pods
+	nodes    int           // distinct node names
+	rollout  time.Duration // creation spread of one rollout; 0 spreads creations over a month
+	rollouts int           // rollouts (scale-ups) the pods came from
+	costs    bool          // a few pods carry a deletion cost
+}
+
+// productionPods builds the pods of one ReplicaSet as an API server returns
+// them: whole-second timestamps, random UIDs, mostly Running and Ready, the
+// deletion-cost annotation on few pods if any, pods on a handful of nodes.
+// With a rollout duration the pods come from rollouts of that length: slow
+// start creates them in batches, so dozens share a creation second, and pods
+// of one batch often become ready in the same second too. Without one, each
+// pod is created at its own random second of the last month.
+func productionPods(r *rand.Rand, now time.Time, s prodShape) []*v1.Pod {
+	now = now.Truncate(time.Second)
+	pods := make([]*v1.Pod, 0, s.n)
+	starts := make([]time.Time, max(s.rollouts, 1))
+	for i := range starts {
+		// Rollouts started minutes to a month ago.
+		starts[i] = now.Add(-time.Duration(60+r.Int64N(30*24*3600)) * time.Second)
+	}
+	startup := time.Duration(2+r.IntN(30)) * time.Second // typical time to ready for this workload
+	for i := range s.n {
+		var created time.Time
+		if s.rollout > 0 {
+			start := starts[r.IntN(len(starts))]
+			// Slow-start batches 1, 2, 4, ... land in ever fewer seconds of
+			// the rollout: pick a second, favouring the later, fuller ones.
+			secs := max(int64(s.rollout/time.Second), 1)
+			off := secs - 1 - int64(float64(secs)*r.Float64()*r.Float64())
+			created = start.Add(time.Duration(off) * time.Second)
+		} else {
+			created = now.Add(-time.Duration(1+r.Int64N(30*24*3600)) * time.Second)
+		}
+		if created.After(now) {
+			created = now
+		}
+		p := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:              fmt.Sprintf("rs-%d", i),
+				Namespace:         "default",
+				UID:               types.UID(uuid(r)),
+				CreationTimestamp: metav1.NewTime(created),
+			},
+			Spec:   v1.PodSpec{NodeName: fmt.Sprintf("node-%d", r.IntN(max(s.nodes, 1)))},
+			Status: v1.PodStatus{Phase: v1.PodRunning},
+		}
+		ready := created.Add(startup)
+		if r.IntN(3) == 0 {
+			ready = ready.Add(time.Duration(r.IntN(4)) * time.Second)
+		}
+		if ready.After(now) {
+			ready = now
+		}
+		switch k := r.IntN(100); {
+		case k < 2: // not scheduled yet
+			p.Spec.NodeName = ""
+			p.Status.Phase = v1.PodPending
+		case k < 4: // scheduled, pulling images
+			p.Status.Phase = v1.PodPending
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: metav1.NewTime(created)}}
+		case k < 9: // running, failing its readiness probe
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: metav1.NewTime(ready)}}
+		case k < 10: // node lost
+			p.Status.Phase = v1.PodUnknown
+		default:
+			p.Status.Conditions = []v1.PodCondition{
+				{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(created)},
+				{Type: v1.ContainersReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)},
+				{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)},
+			}
+		}
+		restarts := int32(0)
+		if r.IntN(10) == 0 {
+			restarts = int32(1 + r.IntN(3))
+		}
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "app", RestartCount: restarts}}
+		if s.costs && r.IntN(20) == 0 {
+			p.Annotations = map[string]string{costKey: oneOf(r, "-100", "-1", "0", "10", "1000")}
+		}
+		pods = append(pods, p)
+	}
+	return pods
+}
+
+// uuid returns a random RFC 4122 version 4 string, as the API server assigns.
+func uuid(r *rand.Rand) string {
+	a, b := r.Uint64(), r.Uint64()
+	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", a>>32, a>>16&0xffff, a&0xfff, b>>48&0x3fff|0x8000, b&0xffffffffffff)
+}

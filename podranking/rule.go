@@ -20,13 +20,13 @@ const (
 	// RuleRank (5): the higher rank (more co-located related pods) goes first.
 	RuleRank
 	// RuleReadyTime (6): between two ready pods, the more recently ready goes
-	// first, on a log2 scale; within a bucket, equal instants fall through
-	// and different ones compare by instant class (see the package doc).
+	// first, on a log2 scale; equal instants fall through, and different
+	// ones within a bucket compare by UID.
 	RuleReadyTime
 	// RuleRestarts (7): more container restarts first, regular before sidecar.
 	RuleRestarts
 	// RuleCreationTime (8): the more recently created goes first, on a log2
-	// scale, with the same instant classes as RuleReadyTime.
+	// scale, as RuleReadyTime.
 	RuleCreationTime
 	// RuleExtension: an extra Ranker supplied through options decided.
 	RuleExtension
