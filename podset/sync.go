@@ -119,7 +119,7 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 		// requeue, and the next sync retries both.
 		return fmt.Errorf("updating status of %s %s: %w", c.gvk.Kind, key, err)
 	}
-	if guard != nil {
+	if guard != nil && any(updated) != any(*new(O)) {
 		guard.WroteAt(expKey, c.ownerGR, updated.GetResourceVersion())
 	}
 	if manageErr != nil {

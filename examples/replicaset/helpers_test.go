@@ -20,7 +20,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
@@ -284,5 +283,3 @@ func failStatusUpdates(client *fake.Clientset) {
 }
 
 var _ = types.UID("")
-
-func klogFor(e *env) klog.Logger { return klog.FromContext(e.ctx) }
