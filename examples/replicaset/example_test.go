@@ -61,7 +61,7 @@ func runOnSimulatedCluster(
 	defer func() { cancel(); <-simDone }()
 
 	factory := informers.NewSharedInformerFactory(client, 0)
-	defer factory.Shutdown()
+	defer func() { cancel(); factory.Shutdown() }()
 	c, err := build(ctx, client, factory)
 	if err != nil {
 		fmt.Println(err)
@@ -75,7 +75,7 @@ func runOnSimulatedCluster(
 		fmt.Println(err)
 	}
 	fmt.Println("running pods:", waitForPods(ctx, client, pods))
-	cancel() // Run drains its queue and returns nil
+	c.Drain() // a graceful stop: Run syncs what is queued, then returns nil
 	fmt.Println("Run returned:", <-done)
 }
 

@@ -49,13 +49,14 @@ func (p *printer) printf(format string, args ...any) {
 }
 
 // runSimulated starts the in-memory cluster and the controller on it, then
-// plays the demo (or idles until ctx is done with --demo=false).
-func runSimulated(ctx context.Context, o options, out io.Writer) error {
-	_, err := simulate(ctx, o, out)
+// plays the demo (or idles with --demo=false) until the demo ends, drain is
+// closed (graceful stop) or ctx is done (immediate stop).
+func runSimulated(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) error {
+	_, err := simulate(ctx, drain, o, out)
 	return err
 }
 
-func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error) {
+func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) (demoResult, error) {
 	p := &printer{out: out, start: time.Now()}
 	cluster := simcluster.New(simcluster.WithNodes(o.simNodes), simcluster.WithStartupDelay(o.simDelay))
 	p.printf("no --kubeconfig and not in a cluster: running on an in-memory SIMULATED cluster (%d fake nodes, pods start after %v)",
@@ -78,6 +79,22 @@ func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error)
 		printDecision(p, d)
 	})
 
+	// The controller stops gracefully when the demo ends or on drain; the
+	// demo stops on drain too.
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopGracefully := func() { stopOnce.Do(func() { close(stop) }) }
+	demoCtx, stopDemo := context.WithCancel(ctx)
+	defer stopDemo()
+	wg.Go(func() {
+		select {
+		case <-drain:
+			stopDemo()
+			stopGracefully()
+		case <-demoCtx.Done():
+		}
+	})
+
 	var (
 		res     demoResult
 		demoErr error
@@ -85,11 +102,11 @@ func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error)
 	if o.demo {
 		wg.Go(func() {
 			// The demo ends the run either way: done, failed or timed out.
-			defer cancel()
-			dctx, dcancel := context.WithTimeout(ctx, o.demoTimeout)
+			defer stopGracefully()
+			dctx, dcancel := context.WithTimeout(demoCtx, o.demoTimeout)
 			defer dcancel()
 			res, demoErr = playDemo(dctx, p, newWorkload(o.kind, cluster.Client()), cluster)
-			if demoErr != nil && ctx.Err() != nil && !errors.Is(dctx.Err(), context.DeadlineExceeded) {
+			if demoErr != nil && demoCtx.Err() != nil && !errors.Is(dctx.Err(), context.DeadlineExceeded) {
 				demoErr = nil // interrupted by a signal: not a failure
 				p.printf("interrupted; draining and exiting")
 			}
@@ -97,7 +114,8 @@ func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error)
 	} else {
 		p.printf("--demo=false: the controller runs idle on the simulated cluster; interrupt to exit")
 	}
-	err := serve(ctx, o, cluster.Client(), []replicaset.Option{report}, true)
+	err := serve(ctx, stop, o, cluster.Client(), []replicaset.Option{report}, true)
+	stopDemo()
 	cancel()
 	wg.Wait()
 	mu.Lock()

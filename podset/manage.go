@@ -1,4 +1,4 @@
-package replicaset
+package podset
 
 import (
 	"context"
@@ -34,11 +34,14 @@ type ScaleDownDecision struct {
 // ScaleDownFunc receives scale-down decisions; see WithScaleDownReporter.
 type ScaleDownFunc func(ScaleDownDecision)
 
+// desired is the owner's desired count, never negative.
+func (c *Controller[O]) desired(o O) int { return int(max(c.kind.Replicas(o), 0)) }
+
 // manageReplicas creates or deletes at most burst pods to move the active
-// count towards spec.replicas. Expectations are raised before the first API
-// call, so the pods' own events can never arrive ahead of them.
-func (c *Controller) manageReplicas(ctx context.Context, o owner, expKey string, active []*v1.Pod) error {
-	diff := len(active) - o.replicas()
+// count towards the desired count. Expectations are raised before the first
+// API call, so the pods' own events can never arrive ahead of them.
+func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, active []*v1.Pod) error {
+	diff := len(active) - c.desired(o)
 	switch {
 	case diff < 0:
 		return c.createPods(ctx, o, expKey, min(-diff, c.cfg.burst))
@@ -48,15 +51,16 @@ func (c *Controller) manageReplicas(ctx context.Context, o owner, expKey string,
 	return nil
 }
 
-func (c *Controller) createPods(ctx context.Context, o owner, expKey string, n int) error {
+func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n int) error {
 	logger := klog.FromContext(ctx)
 	if err := c.expectations.ExpectCreations(expKey, n); err != nil {
 		return fmt.Errorf("recording %d expected creations: %w", n, err)
 	}
-	logger.V(2).Info("Too few replicas", "kind", c.kind.groupVersionKind().Kind, "owner", klog.KObj(o), "need", o.replicas(), "creating", n)
-	ref := metav1.NewControllerRef(o, c.kind.groupVersionKind())
+	logger.V(2).Info("Too few replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "creating", n)
+	ref := metav1.NewControllerRef(o, c.gvk)
+	tmpl, obj := c.kind.Template(o), object(o)
 	successes, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
-		err := c.podControl.CreatePods(ctx, o.GetNamespace(), o.template(), o.object(), ref)
+		err := c.podControl.CreatePods(ctx, o.GetNamespace(), tmpl, obj, ref)
 		if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
 			// The namespace is going away and so are we; retrying would
 			// only spin.
@@ -67,25 +71,25 @@ func (c *Controller) createPods(ctx context.Context, o owner, expKey string, n i
 	// Creations that failed or never started will never be observed: take
 	// them off the count, or the owner would sleep until the TTL expires.
 	if skipped := n - successes; skipped > 0 {
-		logger.V(2).Info("Slow-start failure; lowering expectations", "kind", c.kind.groupVersionKind().Kind, "owner", klog.KObj(o), "skipped", skipped)
+		logger.V(2).Info("Slow-start failure; lowering expectations", "kind", c.gvk.Kind, "owner", klog.KObj(o), "skipped", skipped)
 		c.expectations.LowerExpectations(expKey, skipped, 0)
 	}
 	if err != nil {
-		return fmt.Errorf("creating pods for %s %s/%s: %w", c.kind.groupVersionKind().Kind, o.GetNamespace(), o.GetName(), err)
+		return fmt.Errorf("creating pods for %s %s/%s: %w", c.gvk.Kind, o.GetNamespace(), o.GetName(), err)
 	}
 	return nil
 }
 
-func (c *Controller) deletePods(ctx context.Context, o owner, expKey string, active []*v1.Pod, n int) error {
+func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, active []*v1.Pod, n int) error {
 	logger := klog.FromContext(ctx)
-	logger.V(2).Info("Too many replicas", "kind", c.kind.groupVersionKind().Kind, "owner", klog.KObj(o), "need", o.replicas(), "deleting", n)
+	logger.V(2).Info("Too many replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "deleting", n)
 	related, err := c.relatedPods(o)
 	if err != nil {
 		// Ranking without siblings is still a valid choice, only a less
 		// spread one.
 		logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
 	}
-	sel := podranking.NewSelector(podranking.WithClock(c.cfg.clock))
+	sel := podranking.NewSelector(c.rankingOptions()...)
 	victims := sel.PodsToDelete(active, related, n)
 	c.reportScaleDown(sel, o, active, related, victims)
 
@@ -96,11 +100,12 @@ func (c *Controller) deletePods(ctx context.Context, o owner, expKey string, act
 	if err := c.expectations.ExpectDeletions(expKey, keys); err != nil {
 		return fmt.Errorf("recording %d expected deletions: %w", len(keys), err)
 	}
+	obj := object(o)
 	errs := make([]error, len(victims))
 	var wg sync.WaitGroup
 	for i, pod := range victims {
 		wg.Go(func() {
-			err := c.podControl.DeletePod(ctx, o.GetNamespace(), pod.Name, o.object())
+			err := c.podControl.DeletePod(ctx, o.GetNamespace(), pod.Name, obj)
 			if err == nil {
 				return
 			}
@@ -114,23 +119,39 @@ func (c *Controller) deletePods(ctx context.Context, o owner, expKey string, act
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("deleting pods of %s %s/%s: %w", c.kind.groupVersionKind().Kind, o.GetNamespace(), o.GetName(), err)
+		return fmt.Errorf("deleting pods of %s %s/%s: %w", c.gvk.Kind, o.GetNamespace(), o.GetName(), err)
 	}
 	return nil
 }
 
-// relatedPods returns the pods of every owner that shares o's controller (o
-// included), active or not, each once: a scale-down prefers pods whose node
-// runs many of them. An owner without a controller has no siblings.
-func (c *Controller) relatedPods(o owner) ([]*v1.Pod, error) {
-	siblings, err := c.kind.sameController(o)
+// rankingOptions reads the two ranking gates for this sync.
+func (c *Controller[O]) rankingOptions() []podranking.Option {
+	opts := []podranking.Option{podranking.WithClock(c.cfg.clock)}
+	if !c.cfg.gates(PodDeletionCost) {
+		opts = append(opts, podranking.WithoutDeletionCost())
+	}
+	if !c.cfg.gates(LogarithmicScaleDown) {
+		opts = append(opts, podranking.WithoutLogarithmicScaleDown())
+	}
+	return opts
+}
+
+// relatedPods returns the pods of every sibling owner (o included), active or
+// not, each once: a scale-down prefers pods whose node runs many of them.
+// Without a SiblingLister, or for an owner without a controller, there are
+// none, as upstream finds no related pods then.
+func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
+	if c.siblings == nil {
+		return nil, nil
+	}
+	siblings, err := c.siblings.Siblings(o)
 	if err != nil {
 		return nil, err
 	}
 	seen := make(map[types.UID]bool)
 	var out []*v1.Pod
 	for _, s := range siblings {
-		selector, err := s.selector()
+		selector, err := c.kind.Selector(s)
 		if err != nil {
 			continue
 		}
@@ -150,12 +171,12 @@ func (c *Controller) relatedPods(o owner) ([]*v1.Pod, error) {
 
 // reportScaleDown explains each victim against the first survivor, the pod
 // that would have gone next.
-func (c *Controller) reportScaleDown(sel *podranking.Selector, o owner, active, related, victims []*v1.Pod) {
+func (c *Controller[O]) reportScaleDown(sel *podranking.Selector, o O, active, related, victims []*v1.Pod) {
 	if c.cfg.onScaleDown == nil {
 		return
 	}
 	d := ScaleDownDecision{
-		Kind: c.kind.groupVersionKind().Kind, Namespace: o.GetNamespace(), Name: o.GetName(),
+		Kind: c.gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName(),
 		Candidates: len(active), Chosen: victims,
 	}
 	if len(victims) < len(active) {

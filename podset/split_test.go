@@ -1,4 +1,4 @@
-package replicaset
+package podset
 
 import (
 	"testing"

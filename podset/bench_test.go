@@ -1,4 +1,4 @@
-package replicaset
+package podset
 
 import (
 	"context"
@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
-	"k8s.io/klog/v2"
-
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
 
@@ -25,41 +24,27 @@ func benchEnv(b *testing.B, sizes []int) (*env, *appsv1.ReplicaSet) {
 	var all []*appsv1.ReplicaSet
 	for i, n := range sizes {
 		sel := map[string]string{"app": fmt.Sprintf("app-%d", i)}
-		rs := rsKind.newOwner(int32(n), sel).(*appsv1.ReplicaSet)
-		rs.Name = fmt.Sprintf("rs-%d", i)
-		rs.Spec.Template.Labels = sel
+		rs := newRS(fmt.Sprintf("rs-%d", i), int32(n), sel)
 		rs.Status = appsv1.ReplicaSetStatus{Replicas: int32(n), FullyLabeledReplicas: int32(n),
 			ReadyReplicas: int32(n), AvailableReplicas: int32(n), TerminatingReplicas: ptr.To[int32](0)}
 		all = append(all, rs)
 		objs = append(objs, rs)
 	}
-	e := newEnv(&testing.T{}, rsKind, objs)
+	e := newEnv(b, objs)
 	// A production controller logs at its default verbosity; the test
 	// context's verbose, ever-growing log buffer would be measured instead
 	// of the sync, on both sides of the comparison.
 	e.ctx = klog.NewContext(context.Background(), logr.Discard())
 	for _, rs := range all {
 		e.addOwner(rs)
-		for _, p := range newPods(int(*rs.Spec.Replicas), rs.Name+"-", rs, rsKind, v1.PodRunning, rs.Spec.Selector.MatchLabels, true) {
-			if err := e.podStore().Add(p); err != nil {
-				b.Fatal(err)
-			}
-		}
+		e.addPods(newPods(int(*rs.Spec.Replicas), rs.Name+"-", rs, v1.PodRunning, rs.Spec.Selector.MatchLabels, true)...)
 	}
 	return e, all[0]
 }
 
-// namespaceScan is how upstream v1.33 read an owner's pods: every pod in the
-// namespace, left for the claim to sort out.
-func namespaceScan(e *env) func(o owner) ([]*v1.Pod, error) {
-	return func(o owner) ([]*v1.Pod, error) {
-		return e.c.podLister.Pods(o.GetNamespace()).List(labels.Everything())
-	}
-}
-
 // BenchmarkSteadyStateSync is one steady-state sync of a ReplicaSet with
 // 1,000 pods in a namespace of 10,000 pods over 100 ReplicaSets: through
-// the controller-UID index (ctrlkit) and through a scan of the namespace
+// the pod-by-owner index (ctrlkit) and through a scan of the namespace
 // (upstream's former listing). Compare the two ns/op figures.
 func BenchmarkSteadyStateSync(b *testing.B) {
 	// The measured owner has 1,000 pods; 99 others share 9,000.
@@ -71,12 +56,15 @@ func BenchmarkSteadyStateSync(b *testing.B) {
 	if n := len(e.podStore().List()); n != 10000 {
 		b.Fatalf("namespace holds %d pods, want 10000", n)
 	}
+	namespaceScan := func(o *appsv1.ReplicaSet) ([]*v1.Pod, error) {
+		return e.c.podLister.Pods(o.GetNamespace()).List(labels.Everything())
+	}
 	for _, variant := range []struct {
 		name string
-		list func(o owner) ([]*v1.Pod, error)
+		list func(o *appsv1.ReplicaSet) ([]*v1.Pod, error)
 	}{
 		{"impl=ctrlkit", e.c.podsForOwner},
-		{"impl=baseline", namespaceScan(e)},
+		{"impl=baseline", namespaceScan},
 	} {
 		b.Run(variant.name, func(b *testing.B) {
 			e.c.candidatePods = variant.list
@@ -90,7 +78,7 @@ func BenchmarkSteadyStateSync(b *testing.B) {
 			if after := len(e.client.Actions()); after != before {
 				b.Fatalf("steady state made %d API calls", after-before)
 			}
-			if c, d, p := e.counts(); c+d+p != 0 {
+			if c, d, p := e.pc.Counts(); c+d+p != 0 {
 				b.Fatalf("steady state acted on pods: %d creates, %d deletes, %d patches", c, d, p)
 			}
 		})
