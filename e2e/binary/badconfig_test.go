@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // failFastBound is how long a misconfigured binary may take to give up: its
@@ -61,14 +62,12 @@ var missingPermission = regexp.MustCompile(`cannot (list|watch|get|create|update
 func TestForbiddenToken(t *testing.T) {
 	s := newScenario(t, scenarioTimeout)
 	const account = "ctrlkit-unbound"
-	_, err := s.client.CoreV1().ServiceAccounts(s.ns).Create(s.ctx, newServiceAccount(account), createOpts)
+	_, err := s.client.CoreV1().ServiceAccounts(s.ns).Create(s.ctx, newServiceAccount(account), metav1.CreateOptions{})
 	require.NoError(t, err)
-	id, err := requestToken(s.ctx, s.client, s.ns, account)
-	require.NoError(t, err)
-	kubeconfig, err := id.writeKubeconfig(t.TempDir()+"/forbidden.kubeconfig", env.APIServerURL, env.Config.CAData)
+	id, err := newIdentity(s.ctx, s.ns, account, t.TempDir()+"/forbidden.kubeconfig")
 	require.NoError(t, err)
 
-	p := startController(t, "controller", s.controllerArgs(kubeconfig)...)
+	p := startController(t, "controller", s.controllerArgs(id.kubeconfig)...)
 	code := p.wait(t, failFastBound)
 	t.Logf("exit code %d after %s", code, p.exitedAt.Sub(p.started).Round(time.Millisecond))
 	require.NotZero(t, code)

@@ -56,7 +56,7 @@ func run(m *testing.M) int {
 	}
 	fmt.Printf("binary: built %s in %s\n", controllerPackage, time.Since(begin).Round(time.Millisecond))
 
-	env, err = kubetest.Start(ctx, kubetest.WithLogf(log.Printf), kubetest.WithAPIServerFlags(rbacAPIServerFlags...))
+	env, err = kubetest.Start(ctx, kubetest.WithLogf(log.Printf), kubetest.WithRBAC())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start control plane: %v\n", err)
 		return 1
