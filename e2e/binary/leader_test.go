@@ -69,7 +69,7 @@ func onlyLeaderWrote(t *testing.T, p *pair, acquired time.Time) {
 // the standby takes over once the lease expires and finishes at exactly 500.
 func TestLeaderKilled(t *testing.T) {
 	s := newScenario(t, scenarioTimeout)
-	timing := leaseTiming{lease: 8 * time.Second, renew: 5 * time.Second, retry: time.Second}
+	timing := leaseTiming{lease: 12 * time.Second, renew: 8 * time.Second, retry: time.Second}
 	pods := s.watchPods()
 	p := s.startPair(timing)
 
@@ -82,7 +82,7 @@ func TestLeaderKilled(t *testing.T) {
 	// The standby may take over only once the lease has expired, and must
 	// by then: it polls every retry period (with jitter), and noticed the
 	// leader's last renewal up to one period late.
-	require.Less(t, takeover, timing.lease+3*timing.retry+2*time.Second, "takeover took longer than the lease allows")
+	require.Less(t, takeover, timing.lease+3*timing.retry+4*time.Second, "takeover took longer than the lease allows")
 	// The leader renewed at most a retry period or so before the kill; half
 	// the lease duration leaves room for a late renewal on a loaded machine.
 	require.Greater(t, takeover, timing.lease/2, "takeover before the killed leader's lease could expire")
@@ -163,7 +163,7 @@ func TestSecondSIGTERM(t *testing.T) {
 // standby, and exit non-zero; the standby takes over and finishes at 500.
 func TestLeaseLost(t *testing.T) {
 	s := newScenario(t, scenarioTimeout)
-	timing := leaseTiming{lease: 8 * time.Second, renew: 5 * time.Second, retry: time.Second}
+	timing := leaseTiming{lease: 12 * time.Second, renew: 8 * time.Second, retry: time.Second}
 	pods := s.watchPods()
 	p := s.startPair(timing)
 
