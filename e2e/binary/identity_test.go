@@ -3,6 +3,7 @@ package binary
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -20,6 +21,9 @@ const (
 	controllerAccount   = "ctrlkit-replicaset-controller"
 	controllerLeaseName = "ctrlkit-replicaset-controller"
 	tokenLifetime       = time.Hour
+	// rbacManifestEnv names another manifest to apply instead (another
+	// revision's, say), to go with CTRLKIT_E2E_CONTROLLER_BINARY.
+	rbacManifestEnv = "CTRLKIT_E2E_RBAC_MANIFEST"
 )
 
 // identity is a ServiceAccount's bearer token, good for writing kubeconfigs
@@ -36,8 +40,12 @@ type identity struct {
 // through the TokenRequest API, and writes the kubeconfig an operator would
 // hand the binary.
 func setUpShippedIdentity(ctx context.Context, dir string) (*identity, error) {
-	if _, err := env.ApplyManifestFile(ctx, rbacManifest); err != nil {
-		return nil, fmt.Errorf("apply %s: %w", rbacManifest, err)
+	manifest := rbacManifest
+	if path := os.Getenv(rbacManifestEnv); path != "" {
+		manifest = path
+	}
+	if _, err := env.ApplyManifestFile(ctx, manifest); err != nil {
+		return nil, fmt.Errorf("apply %s: %w", manifest, err)
 	}
 	return newIdentity(ctx, controllerNamespace, controllerAccount, filepath.Join(dir, "kubeconfig"))
 }
