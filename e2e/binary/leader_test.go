@@ -155,6 +155,7 @@ func TestSecondSIGTERM(t *testing.T) {
 	second := p.signal(t, syscall.SIGTERM)
 	code := p.wait(t, 5*time.Second)
 	t.Logf("second SIGTERM to exit: %s, exit code %d", p.exitedAt.Sub(second).Round(time.Millisecond), code)
+	require.NotZero(t, code, "queued work was dropped: the exit must not report success")
 	requireNoForbidden(t, p)
 }
 

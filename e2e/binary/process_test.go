@@ -83,7 +83,7 @@ func startControllerEnv(t *testing.T, name string, extraEnv []string, args ...st
 			<-p.done
 		}
 		if t.Failed() {
-			t.Logf("%s: output (exit code %d):\n%s", name, p.exitCode, tail(p.output(), 80))
+			t.Logf("%s: output (exit code %d):\n%s", name, p.exitCode, tail(p.output(), 400))
 		}
 	})
 	return p
@@ -150,7 +150,14 @@ func (p *controllerProcess) wait(t *testing.T, d time.Duration) int {
 	case <-p.done:
 		return p.exitCode
 	case <-time.After(d):
-		t.Fatalf("%s: still running %s later (started %s ago)", p.name, d, time.Since(p.started).Round(time.Millisecond))
+		// A Go program prints every goroutine's stack on SIGQUIT: the
+		// output then shows where it hangs.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+		t.Fatalf("%s: still running %s later (started %s ago); sent SIGQUIT for a goroutine dump", p.name, d, time.Since(p.started).Round(time.Millisecond))
 		return 0
 	}
 }
