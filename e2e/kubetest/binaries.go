@@ -91,15 +91,9 @@ func ensureBinaries(ctx context.Context, cfg *config) (Binaries, error) {
 // whole build list: an unrelated go.mod change then costs one listing, not a
 // rebuild, and an unchanged module costs neither.
 func cachedBuildDir(ctx context.Context, cfg *config) (dir, k8sVersion string, err error) {
-	root := firstNonEmpty(cfg.cacheDir, os.Getenv("KUBETEST_CACHE_DIR"))
-	if root == "" {
-		userCache, err := os.UserCacheDir()
-		if err != nil {
-			// No $HOME (a bare CI container): the temp dir still caches
-			// across test packages of one run.
-			userCache = os.TempDir()
-		}
-		root = filepath.Join(userCache, "ctrlkit-kubetest")
+	root, err := cacheRoot(cfg)
+	if err != nil {
+		return "", "", err
 	}
 	const moduleFormat = "{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}} {{.Version}}{{end}}"
 	mods, err := goCmd(ctx, cfg.moduleDir, "list", "-m", "-f", moduleFormat, "all")

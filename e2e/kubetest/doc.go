@@ -57,6 +57,38 @@
 // token; the client authenticates with a static token as a member of
 // system:masters.
 //
+// # Authorization, identities and manifests
+//
+// WithRBAC runs the apiserver as a production cluster authorizes: RBAC, with
+// the OwnerReferencesPermissionEnforcement admission plugin, so that setting
+// blockOwnerDeletion needs "update" on the owner's finalizers. Env.Config
+// stays an admin identity for the test's own setup. The code under test gets
+// a restricted one from ImpersonationConfig (a service account's user and
+// groups, impersonated by the admin) or from ServiceAccountToken /
+// ServiceAccountKubeconfig (a real token from the TokenRequest API, and a
+// kubeconfig file for a child process). ApplyManifest and ApplyManifestFile
+// create every object of a multi-document YAML manifest, such as a
+// controller's shipped RBAC, and InstallCRDs / InstallCRDsFromYAML install
+// CustomResourceDefinitions and wait until they are served.
+//
+// # Faults
+//
+// StopAPIServer, StartAPIServer and RestartAPIServer take kube-apiserver down
+// and bring it back on the same port over the same etcd, so existing clients
+// reconnect by themselves. CompactEtcd discards etcd's history, so that a
+// watch or list resumed from an older resourceVersion fails with "too old
+// resource version" (410 Gone) and a reflector must relist; with
+// --watch-cache=false (WithAPIServerFlags) watches read etcd directly and a
+// watch cut after the compaction always hits it.
+//
+// # Cache directory
+//
+// Built binaries are kept in $KUBETEST_CACHE_DIR, else ctrlkit-kubetest
+// under the user's cache directory. Without one (no $HOME) they go to a
+// per-user directory in the temp dir, which must be a real directory owned by
+// the current user with mode 0700: binaries in a directory another user could
+// write would be executed by the tests.
+//
 // Start is meant to be called once per test binary (from TestMain) and the
 // control plane shared between tests that each work in their own namespace;
 // StartT is the convenience form for a single test.

@@ -36,12 +36,17 @@ type Env struct {
 	// StartDuration is how long Start took, binary build included.
 	StartDuration time.Duration
 
-	cfg       config
-	etcd      *process
-	apiserver *process
-	ports     []int
-	stopOnce  sync.Once
-	stopErr   error
+	cfg  config
+	etcd *process
+	pki  *pki
+	// mu guards apiserver, which RestartAPIServer replaces.
+	mu            sync.Mutex
+	apiserver     *process
+	apiserverPort int
+	restarts      int
+	ports         []int
+	stopOnce      sync.Once
+	stopErr       error
 }
 
 // Start builds the binaries if needed, starts etcd and kube-apiserver on free
@@ -166,20 +171,53 @@ func (e *Env) startAPIServer(ctx context.Context, p *pki, attempt int) error {
 	if err != nil {
 		return err
 	}
+	e.pki, e.apiserverPort = p, ports[0]
+	proc, err := e.runAPIServer(ctx, fmt.Sprintf("kube-apiserver-%d.log", attempt))
+	if err != nil {
+		return err
+	}
 	url := "https://127.0.0.1:" + strconv.Itoa(ports[0])
-	args := append([]string{
+	e.apiserver, e.APIServerURL = proc, url
+	e.ports = append(e.ports, ports...)
+	e.Config = &rest.Config{
+		Host:            url,
+		BearerToken:     p.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: p.caPEM},
+		QPS:             1000,
+		Burst:           2000,
+	}
+	return nil
+}
+
+// apiserverArgs is kube-apiserver's command line; it depends only on the
+// Env's configuration, so a restart repeats it exactly.
+func (e *Env) apiserverArgs() []string {
+	p := e.pki
+	authorization := []string{
+		// The client is in system:masters anyway; skipping RBAC also skips
+		// bootstrapping its default roles, which /readyz would wait for.
+		"--authorization-mode=AlwaysAllow",
+	}
+	if e.cfg.rbac {
+		authorization = []string{
+			"--authorization-mode=RBAC",
+			// Setting blockOwnerDeletion then needs "update" on the owner's
+			// finalizers subresource, as in a production cluster.
+			"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+		}
+	}
+	args := []string{
 		"--etcd-servers=" + e.EtcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[0]),
+		"--secure-port=" + strconv.Itoa(e.apiserverPort),
 		"--cert-dir=" + filepath.Join(e.Dir, "certs"),
 		"--tls-cert-file=" + p.certFile,
 		"--tls-private-key-file=" + p.keyFile,
 		"--token-auth-file=" + p.tokenFile,
-		// The client is in system:masters anyway; skipping RBAC also skips
-		// bootstrapping its default roles, which /readyz would wait for.
-		"--authorization-mode=AlwaysAllow",
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		// Service-account tokens from the TokenRequest API are signed with
+		// this key pair and authenticate as the service account.
+		"--service-account-issuer=" + serviceAccountIssuer,
 		"--service-account-key-file=" + p.saPubFile,
 		"--service-account-signing-key-file=" + p.saKeyFile,
 		"--service-cluster-ip-range=10.0.0.0/24",
@@ -189,10 +227,20 @@ func (e *Env) startAPIServer(ctx context.Context, p *pki, attempt int) error {
 		// Nothing here watches Endpoints for the kubernetes service.
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
-	}, e.cfg.apiserverFlags...)
-	proc, err := startProcess("kube-apiserver", e.Binaries.KubeAPIServer, args, filepath.Join(e.Dir, fmt.Sprintf("kube-apiserver-%d.log", attempt)), e.cfg.output)
+	}
+	args = append(args, authorization...)
+	return append(args, e.cfg.apiserverFlags...)
+}
+
+const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// runAPIServer starts kube-apiserver on e.apiserverPort and waits for /readyz.
+func (e *Env) runAPIServer(ctx context.Context, logName string) (*process, error) {
+	p := e.pki
+	url := "https://127.0.0.1:" + strconv.Itoa(e.apiserverPort)
+	proc, err := startProcess("kube-apiserver", e.Binaries.KubeAPIServer, e.apiserverArgs(), filepath.Join(e.Dir, logName), e.cfg.output)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(p.caPEM)
@@ -206,18 +254,9 @@ func (e *Env) startAPIServer(ctx context.Context, p *pki, attempt int) error {
 		return probe(ctx, httpClient, url+"/readyz", p.adminToken)
 	})
 	if err != nil {
-		return errors.Join(err, proc.stop(e.cfg.stopTimeout))
+		return nil, errors.Join(err, proc.stop(e.cfg.stopTimeout))
 	}
-	e.apiserver, e.APIServerURL = proc, url
-	e.ports = append(e.ports, ports...)
-	e.Config = &rest.Config{
-		Host:            url,
-		BearerToken:     p.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: p.caPEM},
-		QPS:             1000,
-		Burst:           2000,
-	}
-	return nil
+	return proc, nil
 }
 
 func probe(ctx context.Context, c *http.Client, url, token string) error {
@@ -251,7 +290,11 @@ func (e *Env) Stop() error {
 		var errs []error
 		// The apiserver first: stopped the other way round it would spend its
 		// shutdown retrying a vanished etcd.
-		errs = append(errs, e.apiserver.stop(e.cfg.stopTimeout), e.etcd.stop(e.cfg.stopTimeout))
+		e.mu.Lock()
+		apiserver := e.apiserver
+		e.apiserver = nil
+		e.mu.Unlock()
+		errs = append(errs, apiserver.stop(e.cfg.stopTimeout), e.etcd.stop(e.cfg.stopTimeout))
 		for _, port := range e.ports {
 			if !portClosed(port) {
 				errs = append(errs, fmt.Errorf("port %d still accepts connections after Stop", port))

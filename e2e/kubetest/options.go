@@ -20,6 +20,7 @@ type config struct {
 	stopTimeout     time.Duration
 	buildTimeout    time.Duration
 	logf            func(format string, args ...any)
+	rbac            bool
 }
 
 func defaultConfig() config {
@@ -115,4 +116,16 @@ func WithLogf(logf func(format string, args ...any)) Option {
 			c.logf = logf
 		}
 	}
+}
+
+// WithRBAC runs the apiserver with RBAC authorization and the
+// OwnerReferencesPermissionEnforcement admission plugin, as a production
+// cluster does, instead of allowing every request. Env.Config still
+// authenticates as a member of system:masters, which RBAC lets do anything,
+// so a test's own setup is unaffected; the code under test runs with a
+// restricted identity from ImpersonationConfig or ServiceAccountConfig and
+// is then refused anything its roles do not grant. Start takes a little
+// longer, because /readyz waits for the default roles to be bootstrapped.
+func WithRBAC() Option {
+	return func(c *config) { c.rbac = true }
 }
