@@ -37,9 +37,6 @@ func OwnerScopeKey(namespace, name string, uid types.UID, scope string) (string,
 
 // OwnerScopeKeyFor returns OwnerScopeKey for obj's namespace, name and UID.
 func OwnerScopeKeyFor(obj metav1.Object, scope string) (string, error) {
-	if isNil(obj) {
-		return "", fmt.Errorf("%w: nil owner", ErrInvalidOwnerKey)
-	}
 	return OwnerScopeKey(obj.GetNamespace(), obj.GetName(), obj.GetUID(), scope)
 }
 

@@ -64,8 +64,6 @@ func TestOwnerScopeKeyKeepsUIDBinding(t *testing.T) {
 	assert.NotEqual(t, workers, fresh)
 	assert.True(t, c.SatisfiedExpectations(fresh), "a new incarnation starts with no record")
 
-	_, err = OwnerScopeKeyFor(nil, "worker")
-	require.Error(t, err)
 	_, err = OwnerScopeKeyForRef("ns", nil, "worker")
 	require.Error(t, err)
 }
