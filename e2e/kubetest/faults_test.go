@@ -163,8 +163,12 @@ spec:
 	t.Run("compaction expires old resource versions", func(t *testing.T) {
 		list, err := admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
-		_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{})
-		require.NoError(t, err)
+		// etcd keeps the compaction revision itself, and a watch from
+		// resourceVersion N reads from N+1: two writes put N+1 below it.
+		for _, name := range []string{"later", "later-still"} {
+			_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
 		rev, err := env.CompactEtcd(ctx)
 		require.NoError(t, err)
 		assert.Positive(t, rev)
