@@ -69,9 +69,13 @@ subjects:
 // compaction.
 func TestRBACAndFaults(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	env := StartT(t, WithRBAC(), WithAPIServerFlags("--watch-cache=false"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// Start, not StartT: Stop must run before the goroutine check, and
+	// StartT's cleanup would run after this function's defers.
+	env, err := Start(ctx, WithLogf(t.Logf), WithRBAC(), WithAPIServerFlags("--watch-cache=false"))
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, env.Stop()) }()
 
 	adminCfg, closeAdmin, err := env.ClientConfig(nil)
 	require.NoError(t, err)

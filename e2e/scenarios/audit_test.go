@@ -22,6 +22,31 @@ type requestAudit struct {
 	mu        sync.Mutex
 	writes    []writeRecord
 	forbidden map[string]string // "VERB path" → the apiserver's message
+	// excused is a window in which refusals are counted but not failures:
+	// an apiserver that is starting denies requests until its authorizer's
+	// caches have synced.
+	excusedFrom, excusedTo time.Time
+	excused                int
+}
+
+// excuse starts a window in which refusals are expected; endExcuse closes it.
+func (a *requestAudit) excuse() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.excusedFrom, a.excusedTo = time.Now(), time.Time{}
+}
+
+func (a *requestAudit) endExcuse() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.excusedTo = time.Now()
+}
+
+// excusedCount is how many refusals fell in the excused window.
+func (a *requestAudit) excusedCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.excused
 }
 
 type writeRecord struct {
@@ -52,15 +77,20 @@ func (a *requestAudit) wrap(rt http.RoundTripper) http.RoundTripper {
 			a.writes = append(a.writes, writeRecord{method: req.Method, path: req.URL.Path, start: start, end: end, status: status})
 			a.mu.Unlock()
 		}
-		if status == http.StatusForbidden {
+		// 403 also answers a create over quota, which is not a permission.
+		if status == http.StatusForbidden && !isQuotaRefusal(resp) {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 			_ = resp.Body.Close()
 			resp.Body = io.NopCloser(bytes.NewReader(body))
 			a.mu.Lock()
-			if a.forbidden == nil {
-				a.forbidden = map[string]string{}
+			if !a.excusedFrom.IsZero() && !start.Before(a.excusedFrom) && (a.excusedTo.IsZero() || start.Before(a.excusedTo)) {
+				a.excused++
+			} else {
+				if a.forbidden == nil {
+					a.forbidden = map[string]string{}
+				}
+				a.forbidden[req.Method+" "+genericPath(req.URL.Path)] = statusMessage(body)
 			}
-			a.forbidden[req.Method+" "+genericPath(req.URL.Path)] = statusMessage(body)
 			a.mu.Unlock()
 		}
 		return resp, err
@@ -155,4 +185,13 @@ func statusMessage(body []byte) string {
 		return status.Message
 	}
 	return strconv.QuoteToASCII(string(body))
+}
+
+// isQuotaRefusal reports whether a 403 is the ResourceQuota admission
+// plugin's, keeping the body readable for the caller.
+func isQuotaRefusal(resp *http.Response) bool {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return strings.Contains(statusMessage(body), "exceeded quota")
 }

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -43,7 +43,7 @@ type scenario struct {
 	ns     string
 	client kubernetes.Interface // the test's own requests
 
-	env    *kubetest.Env
+	env *kubetest.Env
 
 	ctrlClient kubernetes.Interface // the controller's requests, counted
 	ctrlConfig *rest.Config         // what ctrlClient was built from
@@ -62,7 +62,8 @@ type scenario struct {
 type scenarioOption func(*scenarioConfig)
 
 type scenarioConfig struct {
-	env *kubetest.Env
+	env    *kubetest.Env
+	ownEnv bool
 	// identity, when set, is the service account the controller's client
 	// impersonates instead of acting as an admin.
 	identity *serviceAccount
@@ -72,8 +73,12 @@ type scenarioConfig struct {
 
 type serviceAccount struct{ namespace, name string }
 
-// onEnv runs the scenario on its own control plane instead of the shared one.
-func onEnv(e *kubetest.Env) scenarioOption { return func(c *scenarioConfig) { c.env = e } }
+// onOwnEnv runs the scenario on a control plane of its own instead of the
+// shared one, and stops it before the goroutine check: a fault such as a
+// restart starts server-watching goroutines in the harness during the test.
+func onOwnEnv(e *kubetest.Env) scenarioOption {
+	return func(c *scenarioConfig) { c.env, c.ownEnv = e, true }
+}
 
 // asServiceAccount runs the controller's client as the service account.
 func asServiceAccount(namespace, name string) scenarioOption {
@@ -101,6 +106,11 @@ func newScenario(t *testing.T, timeout time.Duration, opts ...scenarioOption) *s
 	ignore := goleak.IgnoreCurrent()
 	var closers []func()
 	t.Cleanup(func() {
+		if sc.ownEnv {
+			if err := sc.env.Stop(); err != nil {
+				t.Errorf("stop the scenario's control plane: %v", err)
+			}
+		}
 		// An HTTP/2 connection whose last stream (an event write, a watch)
 		// is still winding down is not idle yet; close again until the
 		// connections are gone or the grace period ends, then check.

@@ -100,7 +100,7 @@ func (s *scenario) startInstance(id string, opts ...replicaset.Option) *instance
 	in := &instance{id: id, audit: &requestAudit{}, creates: &callCounter{}, fault: &leaseFault{}, done: make(chan struct{})}
 	// The scenario's audit also sees both clients, so that a refused
 	// request fails the scenario's waits at once.
-	client := s.impersonatedClient(in.audit.wrap, s.audit.wrap, in.creates.wrap)
+	client := s.impersonatedClient(slowCreates, in.audit.wrap, s.audit.wrap, in.creates.wrap)
 	leaseClient := s.impersonatedClient(in.fault.wrap, s.audit.wrap)
 
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -171,8 +171,11 @@ func TestFaultLeaderFailover(t *testing.T) {
 	s.createRS("web", 0, labels)
 	rec := s.recordPods("app=failover")
 
-	a := s.startInstance("replica-a")
-	b := s.startInstance("replica-b")
+	// A small burst and slow creates stretch the scale-up over many syncs,
+	// so that plenty of it is left when the lease is lost.
+	opts := []replicaset.Option{replicaset.WithBurstReplicas(10)}
+	a := s.startInstance("replica-a", opts...)
+	b := s.startInstance("replica-b", opts...)
 	var leader, standby *instance
 	s.eventually(time.Minute, "one replica to lead", func() (bool, string) {
 		switch {
@@ -198,6 +201,8 @@ func TestFaultLeaderFailover(t *testing.T) {
 		return !standby.leadingSince().IsZero(), fmt.Sprintf("%d lease calls of the leader failed", leader.fault.failed.Load())
 	})
 	require.Less(t, atFault, 1000, "the failover must happen mid scale-up")
+	atTakeover := rec.snapshot().Created
+	require.Less(t, atTakeover, 1000, "the standby must take over mid scale-up")
 
 	rs := s.waitRS("web", 10*time.Minute, "1000 replicas after the failover", func(rs *appsv1.ReplicaSet) bool {
 		return rs.Status.Replicas == 1000 && rs.Status.FullyLabeledReplicas == 1000
@@ -229,5 +234,21 @@ func TestFaultLeaderFailover(t *testing.T) {
 	assert.Len(t, ownedBy(activePods(s.listPods("app=failover")), rs.UID), 1000, "pods at the end")
 	assert.Equal(t, 1000, h.Created-h.Deleted, "created minus deleted")
 	assert.LessOrEqual(t, h.Deleted, unknown, "only surplus from unanswered creates is deleted")
-	t.Logf("old leader: %d writes, %d creates without answer; new leader: %d writes", leader.audit.writeCount(), leader.creates.unknown.Load(), standby.audit.writeCount())
+	t.Logf("pods at the fault %d, at the takeover %d; old leader: %d writes, %d creates without answer; new leader: %d writes",
+		atFault, atTakeover, leader.audit.writeCount(), leader.creates.unknown.Load(), standby.audit.writeCount())
+	assert.Positive(t, standby.audit.writeCount(), "the new leader finished the scale-up")
+}
+
+// slowCreates adds 50 ms to every pod create, as a busy apiserver would.
+func slowCreates(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/pods") {
+			select {
+			case <-time.After(50 * time.Millisecond):
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		}
+		return rt.RoundTrip(req)
+	})
 }

@@ -282,4 +282,3 @@ func trimKind(owner string) string {
 	}
 	return owner
 }
-
