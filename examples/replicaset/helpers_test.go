@@ -3,7 +3,7 @@ package replicaset
 import (
 	"context"
 	"fmt"
-	"sync"
+
 	"testing"
 	"time"
 
@@ -24,8 +24,8 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
 // testKind builds owners and controllers of one kind, so that a scenario
@@ -154,7 +154,7 @@ type env struct {
 	ctx    context.Context
 	client *fake.Clientset
 	inf    informers.SharedInformerFactory
-	pc     *claim.FakePodControl
+	pc     *podcontrol.FakePodControl
 	c      *Controller
 	rec    *record.FakeRecorder
 }
@@ -164,7 +164,7 @@ func newEnv(t *testing.T, k testKind, objects []runtime.Object, opts ...Option) 
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset(objects...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	pc := &claim.FakePodControl{}
+	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
 	c, err := k.build(ctx, client, f, all...)
@@ -193,7 +193,7 @@ func (e *env) addPods(pods ...*v1.Pod) {
 }
 
 func (e *env) sync(o metav1.Object) error {
-	return e.c.syncHandler(e.ctx, key(o))
+	return e.c.Sync(e.ctx, key(o))
 }
 
 func (e *env) counts() (creates, deletes, patches int) { return e.pc.Counts() }
@@ -219,7 +219,7 @@ func (e *env) statusUpdates() int {
 // deletions, and that a sync meanwhile does nothing to its pods.
 func (e *env) requireAsleep(o metav1.Object, add, del int64) {
 	e.t.Helper()
-	exp, ok, err := e.c.expectations.GetExpectations(e.expKey(o))
+	exp, ok, err := e.c.Expectations().GetExpectations(e.expKey(o))
 	require.NoError(e.t, err)
 	require.True(e.t, ok, "expectations recorded")
 	gotAdd, gotDel := exp.GetExpectations()
@@ -261,27 +261,14 @@ func newPods(n int, prefix string, o metav1.Object, k testKind, phase v1.PodPhas
 	return pods
 }
 
-// keyRecorder replaces the sync handler and records the keys it is given.
-type keyRecorder struct {
-	mu   sync.Mutex
-	keys []string
-}
-
-func (r *keyRecorder) sync(_ context.Context, key string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.keys = append(r.keys, key)
-	return nil
-}
-
 // queued drains the controller's queue without syncing and returns the keys
 // in it, sorted by arrival.
 func queued(c *Controller) []string {
 	var keys []string
-	for c.queue.Len() > 0 {
-		k, _ := c.queue.Get()
+	for c.Queue().Len() > 0 {
+		k, _ := c.Queue().Get()
 		keys = append(keys, k)
-		c.queue.Done(k)
+		c.Queue().Done(k)
 	}
 	return keys
 }

@@ -67,7 +67,7 @@ func TestMetricsProviderGetsTheQueueName(t *testing.T) {
 	forBothKinds(t, func(t *testing.T, k testKind) {
 		p := &namesProvider{}
 		e := newEnv(t, k, nil, WithMetricsProvider(p))
-		e.c.queue.Add("default/x")
+		e.c.Queue().Add("default/x")
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		assert.Equal(t, map[string]bool{cases[k.name]: true}, p.names)

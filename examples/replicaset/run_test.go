@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // TestRunAgainstSimulatedCluster runs the whole controller, with its default
@@ -30,7 +30,7 @@ func TestRunAgainstSimulatedCluster(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithCancel(ctx)
-			cluster := sim.New(sim.WithStartupDelay(10 * time.Millisecond))
+			cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
 			simDone := make(chan struct{})
 			go func() { defer close(simDone); _ = cluster.Run(ctx) }()
 			client := cluster.Client()
@@ -161,15 +161,19 @@ func TestConstructorAndRunMisuse(t *testing.T) {
 	var nilController *Controller
 	require.Error(t, nilController.Run(ctx))
 	assert.False(t, nilController.HasSynced())
-	// Options with invalid values keep the defaults.
-	c, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets(),
-		WithBurstReplicas(0), WithWorkers(-1), WithClock(nil), WithEventRecorder(nil), WithMetricsProvider(nil),
-		WithPodControl(nil), WithDrainTimeout(-1), WithScaleDownReporter(nil), nil)
+	// Options with invalid values are refused with an error naming them.
+	for name, opt := range map[string]Option{
+		"burst": WithBurstReplicas(0), "workers": WithWorkers(-1), "clock": WithClock(nil),
+		"recorder": WithEventRecorder(nil), "metrics": WithMetricsProvider(nil), "pod control": WithPodControl(nil),
+		"drain timeout": WithDrainTimeout(-1), "reporter": WithScaleDownReporter(nil), "gates": WithFeatureGates(nil),
+	} {
+		c, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets(), opt)
+		require.Error(t, err, name)
+		assert.Nil(t, c, name)
+	}
+	// A nil option is skipped, and both kinds can share one pod informer.
+	_, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, DefaultBurstReplicas, c.cfg.burst)
-	assert.Equal(t, DefaultWorkers, c.cfg.workers)
-	assert.Equal(t, DefaultDrainTimeout, c.cfg.drainTimeout)
-	// Both kinds can share one pod informer.
 	_, err = NewReplicationManager(ctx, client, pods, f.Core().V1().ReplicationControllers())
 	require.NoError(t, err)
 }
@@ -183,7 +187,7 @@ func TestRunReturnsWhenCachesNeverSync(t *testing.T) {
 	f := informers.NewSharedInformerFactory(client, 0)
 	c, err := NewReplicaSetController(ctx, client, f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), WithDrainTimeout(0))
 	require.NoError(t, err)
-	c.queue.Add("default/x") // never handed out: no worker runs
+	c.Queue().Add("default/x") // never handed out: no worker runs
 	ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	require.NoError(t, c.Run(ctx))
@@ -191,33 +195,30 @@ func TestRunReturnsWhenCachesNeverSync(t *testing.T) {
 
 // TestWatchOwnersAndPods follows upstream's TestWatchControllers and
 // TestWatchPods: an owner added through the API, then a failed pod of it,
-// each reach the sync handler through the informers.
+// each reach the work queue through the informers.
 func TestWatchOwnersAndPods(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	for _, k := range bothKinds {
 		t.Run(k.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
 			client := fake.NewSimpleClientset()
 			f := informers.NewSharedInformerFactory(client, 0)
-			defer f.Shutdown()
+			defer func() { cancel(); f.Shutdown() }()
 			c, err := k.build(ctx, client, f)
 			require.NoError(t, err)
-			rec := &keyRecorder{}
-			c.syncHandler = rec.sync
 			f.Start(ctx.Done())
-			done := make(chan error, 1)
-			go func() { done <- c.Run(ctx) }()
-			defer func() { cancel(); require.NoError(t, <-done) }()
+			f.WaitForCacheSync(ctx.Done())
+			defer c.Queue().ShutDown()
 
+			// No worker runs: the test takes the keys from the queue.
 			o := k.newOwner(1, fooBar)
 			createOwner(t, ctx, client, o)
+			var keys []string
 			seen := func() int {
-				rec.mu.Lock()
-				defer rec.mu.Unlock()
+				keys = append(keys, queued(c)...)
 				n := 0
-				for _, got := range rec.keys {
+				for _, got := range keys {
 					if got == key(o) {
 						n++
 					}

@@ -58,7 +58,7 @@ func TestSharedScenarios(t *testing.T) {
 			for _, tmpl := range e.pc.Templates {
 				assert.Equal(t, testTemplate().Labels, tmpl.Labels)
 			}
-			assert.False(t, e.c.expectations.SatisfiedExpectations(e.expKey(o)))
+			assert.False(t, e.c.Expectations().SatisfiedExpectations(e.expKey(o)))
 		}},
 		{"scale down deletes and counts terminating pods", func(t *testing.T, k testKind) {
 			o := k.newOwner(1, fooBar)
@@ -115,13 +115,13 @@ func TestSharedScenarios(t *testing.T) {
 			// Observing both creations, by the pods' controllerRef UID, opens it.
 			for _, p := range newPods(2, "p", o, k, v1.PodPending, fooBar, true) {
 				e.addPods(p)
-				e.c.addPod(klogFor(e), p)
+				e.c.OnPodAdd(p)
 			}
-			assert.True(t, e.c.expectations.SatisfiedExpectations(e.expKey(o)))
+			assert.True(t, e.c.Expectations().SatisfiedExpectations(e.expKey(o)))
 			// A pod whose ref names the same owner with another UID is not ours.
 			stale := newPod("stale", o, k, v1.PodPending, fooBar, true)
 			stale.OwnerReferences[0].UID = types.UID("someone-else")
-			e.c.addPod(klogFor(e), stale)
+			e.c.OnPodAdd(stale)
 			assert.Equal(t, []string{key(o)}, queued(e.c), "only the real creations wake the owner")
 		}},
 		{"failure condition uses the kind's condition type", func(t *testing.T, k testKind) {

@@ -1,7 +1,6 @@
 package replicaset
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,12 +48,9 @@ func TestDeleteFinalStateUnknown(t *testing.T) {
 	forBothKinds(t, func(t *testing.T, k testKind) {
 		o := k.newOwner(1, fooBar)
 		e := newEnvWithOwner(t, k, o)
-		rec := &keyRecorder{}
-		e.c.syncHandler = rec.sync
 		pod := newPod("pod", o, k, v1.PodRunning, fooBar, true)
-		e.c.deletePod(klogFor(e), cache.DeletedFinalStateUnknown{Key: "default/pod", Obj: pod})
-		require.True(t, e.c.processNextWorkItem(e.ctx))
-		assert.Equal(t, []string{key(o)}, rec.keys)
+		e.c.OnPodDelete(cache.DeletedFinalStateUnknown{Key: "default/pod", Obj: pod})
+		assert.Equal(t, []string{key(o)}, queued(e.c))
 	})
 }
 
@@ -98,7 +94,7 @@ func TestSyncDormancy(t *testing.T) {
 		e.requireCounts(0, 0, 0)
 
 		// Observing the creation re-opens the gate; the create fails.
-		e.c.expectations.CreationObserved(e.expKey(o))
+		e.c.Expectations().CreationObserved(e.expKey(o))
 		k.setStatus(o, 1, 1, 1)
 		e.pc.Clear()
 		e.pc.Err = errors.New("fake Error")
@@ -121,10 +117,10 @@ func TestControllerUpdateRequeue(t *testing.T) {
 		e := newEnvWithOwner(t, k, o)
 		failStatusUpdates(e.client)
 		e.addPods(newPods(1, "pod", o, k, v1.PodRunning, fooBar, true)...)
-		e.c.queue.Add(key(o))
-		require.True(t, e.c.processNextWorkItem(e.ctx))
-		assert.Equal(t, 1, e.c.queue.NumRequeues(key(o)), "a failed status update requeues rate-limited")
-		require.Eventually(t, func() bool { return e.c.queue.Len() == 1 }, 5*time.Second, time.Millisecond)
+		e.c.Queue().Add(key(o))
+		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
+		assert.Equal(t, 1, e.c.Queue().NumRequeues(key(o)), "a failed status update requeues rate-limited")
+		require.Eventually(t, func() bool { return e.c.Queue().Len() == 1 }, 5*time.Second, time.Millisecond)
 	})
 }
 
@@ -135,7 +131,7 @@ func TestStatusUpdateFailureRetriesOnce(t *testing.T) {
 		e.addPods(newPods(1, "pod", o, k, v1.PodRunning, fooBar, true)...)
 		failStatusUpdates(e.client)
 		// Unmet expectations keep manageReplicas out of the way.
-		require.NoError(t, e.c.expectations.ExpectCreations(e.expKey(o), 1))
+		require.NoError(t, e.c.Expectations().ExpectCreations(e.expKey(o), 1))
 		require.Error(t, e.sync(o))
 		var gets, updates int
 		for _, a := range e.client.Actions() {
@@ -185,11 +181,11 @@ func runBurst(t *testing.T, k testKind, burst, replicas int) {
 					pods = append(pods, pod)
 					e.addPods(pod)
 					if i < want-1 {
-						e.c.addPod(klogFor(e), pod)
+						e.c.OnPodAdd(pod)
 					}
 				}
 				e.requireAsleep(o, 1, 0)
-				e.c.addPod(klogFor(e), pods[len(pods)-1])
+				e.c.OnPodAdd(pods[len(pods)-1])
 			} else {
 				want := min(len(pods)-target, burst)
 				require.Equal(t, want, d, "deletes capped at burst")
@@ -209,15 +205,15 @@ func runBurst(t *testing.T, k testKind, burst, replicas int) {
 				for i, p := range gone {
 					require.NoError(t, e.podStore().Delete(p))
 					if i < len(gone)-1 {
-						e.c.deletePod(klogFor(e), p)
+						e.c.OnPodDelete(p)
 					}
 				}
 				e.requireAsleep(o, 0, 1)
-				e.c.deletePod(klogFor(e), gone[len(gone)-1])
+				e.c.OnPodDelete(gone[len(gone)-1])
 				pods = kept
 			}
 		}
-		require.True(t, e.c.expectations.SatisfiedExpectations(expKey))
+		require.True(t, e.c.Expectations().SatisfiedExpectations(expKey))
 		require.Len(t, pods, target)
 	}
 }
@@ -231,52 +227,24 @@ func setReplicasOf(o metav1.Object, n int32) {
 	}
 }
 
-// gateHook wraps the expectations to run a function right after the gate
-// is read.
-type gateHook struct {
-	expectationsCache
-	after func()
-}
-
-func (g gateHook) SatisfiedExpectations(key string) bool {
-	ok := g.expectationsCache.SatisfiedExpectations(key)
-	g.after()
-	return ok
-}
-
-func TestSyncExpectationsReadBeforePods(t *testing.T) {
-	forBothKinds(t, func(t *testing.T, k testKind) {
-		o := k.newOwner(2, fooBar)
-		e := newEnvWithOwner(t, k, o, WithBurstReplicas(2))
-		pods := newPods(2, "pod", o, k, v1.PodPending, fooBar, true)
-		e.addPods(pods[0])
-		e.c.expectations = gateHook{e.c.expectations, func() {
-			// The second pod shows up between the gate and the listing.
-			e.addPods(pods[1])
-		}}
-		require.NoError(t, e.sync(o))
-		e.requireCounts(0, 0, 0)
-	})
-}
-
 func TestDeleteOwnerClearsExpectations(t *testing.T) {
 	forBothKinds(t, func(t *testing.T, k testKind) {
 		o := k.newOwner(1, fooBar)
 		e := newEnvWithOwner(t, k, o)
 		require.NoError(t, e.sync(o))
 		e.requireCounts(1, 0, 0)
-		_, exists, err := e.c.expectations.GetExpectations(e.expKey(o))
+		_, exists, err := e.c.Expectations().GetExpectations(e.expKey(o))
 		require.NoError(t, err)
 		require.True(t, exists)
 
 		require.NoError(t, e.kind.store(e.inf).Delete(o))
-		e.c.deleteOwner(klogFor(e), o)
-		_, exists, err = e.c.expectations.GetExpectations(e.expKey(o))
+		e.c.OnOwnerDelete(o)
+		_, exists, err = e.c.Expectations().GetExpectations(e.expKey(o))
 		require.NoError(t, err)
 		assert.False(t, exists, "expectations dropped with the owner")
 		// Lowering the stale record has no effect, and a sync does nothing.
-		e.c.expectations.LowerExpectations(e.expKey(o), 1, 0)
-		_, exists, _ = e.c.expectations.GetExpectations(e.expKey(o))
+		e.c.Expectations().LowerExpectations(e.expKey(o), 1, 0)
+		_, exists, _ = e.c.Expectations().GetExpectations(e.expKey(o))
 		assert.False(t, exists)
 		e.pc.Clear()
 		require.NoError(t, e.sync(o))
@@ -296,11 +264,11 @@ func TestExpectationsOnRecreate(t *testing.T) {
 				e := newEnvWithOwner(t, k, old)
 				require.NoError(t, e.sync(old))
 				e.requireCounts(1, 0, 0)
-				require.False(t, e.c.expectations.SatisfiedExpectations(e.expKey(old)))
+				require.False(t, e.c.Expectations().SatisfiedExpectations(e.expKey(old)))
 
 				require.NoError(t, e.kind.store(e.inf).Delete(old))
 				if sawDelete {
-					e.c.deleteOwner(klogFor(e), old)
+					e.c.OnOwnerDelete(old)
 					assert.Equal(t, []string{key(old)}, queued(e.c))
 				}
 				fresh := k.newOwner(1, fooBar) // same name, new UID
@@ -309,7 +277,7 @@ func TestExpectationsOnRecreate(t *testing.T) {
 				e.pc.Clear()
 				require.NoError(t, e.sync(fresh))
 				e.requireCounts(1, 0, 0)
-				assert.False(t, e.c.expectations.SatisfiedExpectations(e.expKey(fresh)))
+				assert.False(t, e.c.Expectations().SatisfiedExpectations(e.expKey(fresh)))
 			})
 		})
 	}
@@ -328,7 +296,7 @@ func TestOverlappingOwners(t *testing.T) {
 			owners = append(owners, o)
 		}
 		pod := newPod("pod", owners[3], k, v1.PodRunning, fooBar, true)
-		e.c.addPod(klogFor(e), pod)
+		e.c.OnPodAdd(pod)
 		assert.Equal(t, []string{key(owners[3])}, queued(e.c))
 	})
 }
@@ -347,29 +315,29 @@ func TestDeletionTimestamp(t *testing.T) {
 			c.ResourceVersion = rv
 			return c
 		}
-		fulfilled := func() bool { return e.c.expectations.SatisfiedExpectations(expKey) }
+		fulfilled := func() bool { return e.c.Expectations().SatisfiedExpectations(expKey) }
 
 		// A pod added with a deletionTimestamp counts as deleted.
-		require.NoError(t, e.c.expectations.ExpectDeletions(expKey, []string{podstate.Key(pod)}))
-		e.c.addPod(klogFor(e), withTS(pod, "2"))
+		require.NoError(t, e.c.Expectations().ExpectDeletions(expKey, []string{podstate.Key(pod)}))
+		e.c.OnPodAdd(withTS(pod, "2"))
 		assert.Equal(t, []string{key(o)}, queued(e.c))
 		assert.True(t, fulfilled())
 
 		// So does an update that sets it.
-		require.NoError(t, e.c.expectations.ExpectDeletions(expKey, []string{podstate.Key(pod)}))
-		e.c.updatePod(klogFor(e), pod, withTS(pod, "3"))
+		require.NoError(t, e.c.Expectations().ExpectDeletions(expKey, []string{podstate.Key(pod)}))
+		e.c.OnPodUpdate(pod, withTS(pod, "3"))
 		assert.Equal(t, []string{key(o)}, queued(e.c))
 		assert.True(t, fulfilled())
 
 		// An update where both sides carry it, for a pod not expected,
 		// does not lower the count.
-		require.NoError(t, e.c.expectations.ExpectDeletions(expKey, []string{podstate.Key(second)}))
-		e.c.updatePod(klogFor(e), withTS(pod, "4"), withTS(pod, "5"))
+		require.NoError(t, e.c.Expectations().ExpectDeletions(expKey, []string{podstate.Key(second)}))
+		e.c.OnPodUpdate(withTS(pod, "4"), withTS(pod, "5"))
 		assert.False(t, fulfilled())
-		e.c.deletePod(klogFor(e), withTS(pod, "6"))
+		e.c.OnPodDelete(withTS(pod, "6"))
 		assert.False(t, fulfilled(), "deleting an unexpected pod does not count")
 		queued(e.c)
-		e.c.deletePod(klogFor(e), second)
+		e.c.OnPodDelete(second)
 		assert.Equal(t, []string{key(o)}, queued(e.c))
 		assert.True(t, fulfilled())
 	})
@@ -394,17 +362,14 @@ func TestPatchPodFails(t *testing.T) {
 		e := newEnvWithOwner(t, k, o)
 		e.addPods(newPods(2, "orphan", o, k, v1.PodRunning, fooBar, false)...)
 		e.pc.Err = errors.New("fake Error")
-		e.c.queue.Add(key(o))
-		var syncErr error
-		e.c.syncHandler = func(ctx context.Context, key string) error {
-			syncErr = e.c.sync(ctx, key)
-			return syncErr
-		}
-		require.True(t, e.c.processNextWorkItem(e.ctx))
+		syncErr := e.sync(o)
 		require.Error(t, syncErr)
 		assert.Contains(t, syncErr.Error(), "fake Error")
 		e.requireCounts(0, 0, 2)
-		assert.Equal(t, 1, e.c.queue.NumRequeues(key(o)), "requeued")
+		// Through a worker, the failure requeues the key rate-limited.
+		e.c.Queue().Add(key(o))
+		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
+		assert.Equal(t, 1, e.c.Queue().NumRequeues(key(o)), "requeued")
 	})
 }
 
@@ -482,7 +447,7 @@ func TestUpdatePodOwnerChanges(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				e.c.updatePod(klogFor(e), tc.old, tc.cur)
+				e.c.OnPodUpdate(tc.old, tc.cur)
 				assert.ElementsMatch(t, tc.want, queued(e.c))
 			})
 		}
@@ -493,10 +458,10 @@ func TestUpdateOwnerUIDChangeIsDeleteThenAdd(t *testing.T) {
 	forBothKinds(t, func(t *testing.T, k testKind) {
 		old := k.newOwner(1, fooBar)
 		e := newEnvWithOwner(t, k, old)
-		require.NoError(t, e.c.expectations.ExpectCreations(e.expKey(old), 3))
+		require.NoError(t, e.c.Expectations().ExpectCreations(e.expKey(old), 3))
 		cur := k.newOwner(1, fooBar)
-		e.c.updateOwner(klogFor(e), old, cur)
-		_, exists, err := e.c.expectations.GetExpectations(e.expKey(old))
+		e.c.OnOwnerUpdate(old, cur)
+		_, exists, err := e.c.Expectations().GetExpectations(e.expKey(old))
 		require.NoError(t, err)
 		assert.False(t, exists, "the old incarnation's expectations are gone")
 		assert.Equal(t, []string{key(cur)}, queued(e.c))
@@ -511,10 +476,10 @@ func TestOrphanWakesEveryMatchingOwner(t *testing.T) {
 		e.addOwner(a)
 		e.addOwner(b)
 		orphan := newPod("orphan", a, k, v1.PodRunning, fooBar, false)
-		e.c.addPod(klogFor(e), orphan)
+		e.c.OnPodAdd(orphan)
 		assert.ElementsMatch(t, []string{key(a), key(b)}, queued(e.c))
 		// No labels: nobody to wake, no error.
-		e.c.addPod(klogFor(e), newPod("bare", a, k, v1.PodRunning, nil, false))
+		e.c.OnPodAdd(newPod("bare", a, k, v1.PodRunning, nil, false))
 		assert.Empty(t, queued(e.c))
 	})
 }
@@ -529,7 +494,7 @@ func TestControllerRefChangeSyncsBothOwners(t *testing.T) {
 		old := newPod("pod", a, k, v1.PodRunning, fooBar, true)
 		cur := newPod("pod", b, k, v1.PodRunning, fooBar, true)
 		cur.ResourceVersion = "2"
-		e.c.updatePod(klogFor(e), old, cur)
+		e.c.OnPodUpdate(old, cur)
 		assert.ElementsMatch(t, []string{key(a), key(b)}, queued(e.c))
 	})
 }
@@ -539,9 +504,9 @@ func TestBadInput(t *testing.T) {
 		o := rsKind.newOwner(2, fooBar).(*appsv1.ReplicaSet)
 		o.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "foo", Operator: "bogus"}}
 		e := newEnvWithOwner(t, rsKind, o)
-		e.c.queue.Add(key(o))
-		require.True(t, e.c.processNextWorkItem(e.ctx))
-		assert.Equal(t, 0, e.c.queue.NumRequeues(key(o)), "no hot-loop requeue")
+		e.c.Queue().Add(key(o))
+		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
+		assert.Equal(t, 0, e.c.Queue().NumRequeues(key(o)), "no hot-loop requeue")
 		e.requireCounts(0, 0, 0)
 		require.Len(t, e.rec.Events, 1)
 		assert.True(t, strings.HasPrefix(<-e.rec.Events, "Warning "+ReasonSelectorInvalid))
@@ -573,7 +538,7 @@ func TestBadInput(t *testing.T) {
 			require.NoError(t, e.sync(o))
 			e.requireCounts(1, 0, 0)
 			// And updates comparing nil replicas do not panic.
-			e.c.updateOwner(klogFor(e), o, o)
+			e.c.OnOwnerUpdate(o, o)
 		})
 		t.Run("malformed deletion cost counts as 0", func(t *testing.T) {
 			o := k.newOwner(1, fooBar)
@@ -589,22 +554,21 @@ func TestBadInput(t *testing.T) {
 		})
 		t.Run("handlers ignore foreign objects", func(t *testing.T) {
 			e := newEnv(t, k, nil)
-			l := klogFor(e)
-			for _, obj := range []any{nil, "x", (*v1.Pod)(nil), &v1.Service{}, cache.DeletedFinalStateUnknown{Obj: "x"}} {
-				e.c.addPod(l, obj)
-				e.c.updatePod(l, obj, obj)
-				e.c.deletePod(l, obj)
-				e.c.addOwner(l, obj)
-				e.c.updateOwner(l, obj, obj)
-				e.c.deleteOwner(l, obj)
+			for _, obj := range []any{nil, "x", (*v1.Pod)(nil), (*appsv1.ReplicaSet)(nil), (*v1.ReplicationController)(nil), &v1.Service{}, cache.DeletedFinalStateUnknown{Obj: "x"}} {
+				e.c.OnPodAdd(obj)
+				e.c.OnPodUpdate(obj, obj)
+				e.c.OnPodDelete(obj)
+				e.c.OnOwnerAdd(obj)
+				e.c.OnOwnerUpdate(obj, obj)
+				e.c.OnOwnerDelete(obj)
 			}
-			assert.Zero(t, e.c.queue.Len())
+			assert.Zero(t, e.c.Queue().Len())
 		})
 	})
 	t.Run("malformed keys", func(t *testing.T) {
 		e := newEnv(t, rsKind, nil)
-		require.Error(t, e.c.sync(e.ctx, "a/b/c"))
-		require.NoError(t, e.c.sync(e.ctx, "default/missing"), "a deleted owner is not an error")
+		require.Error(t, e.c.Sync(e.ctx, "a/b/c"))
+		require.NoError(t, e.c.Sync(e.ctx, "default/missing"), "a deleted owner is not an error")
 	})
 }
 
@@ -628,7 +592,7 @@ func TestDeleteNotFoundIsNotAnError(t *testing.T) {
 		e.pc.DeleteErr = apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "x")
 		require.NoError(t, e.sync(o))
 		e.requireCounts(0, 2, 0)
-		assert.True(t, e.c.expectations.SatisfiedExpectations(e.expKey(o)), "failed deletions are observed at once")
+		assert.True(t, e.c.Expectations().SatisfiedExpectations(e.expKey(o)), "failed deletions are observed at once")
 	})
 }
 
@@ -641,7 +605,7 @@ func TestDeleteErrorIsReturned(t *testing.T) {
 		err := e.sync(o)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "boom")
-		assert.True(t, e.c.expectations.SatisfiedExpectations(e.expKey(o)))
+		assert.True(t, e.c.Expectations().SatisfiedExpectations(e.expKey(o)))
 	})
 }
 
@@ -663,11 +627,11 @@ func TestMinReadySecondsRequeue(t *testing.T) {
 		pod.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-3 * time.Second))
 		e.addPods(pod)
 		require.NoError(t, e.sync(o))
-		assert.Zero(t, e.c.queue.Len())
+		assert.Zero(t, e.c.Queue().Len())
 		clk.Step(7*time.Second - time.Millisecond)
-		assert.Zero(t, e.c.queue.Len(), "not before the pod is available")
+		assert.Zero(t, e.c.Queue().Len(), "not before the pod is available")
 		clk.Step(2 * time.Millisecond)
-		require.Eventually(t, func() bool { return e.c.queue.Len() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return e.c.Queue().Len() == 1 }, 5*time.Second, time.Millisecond)
 	})
 }
 
@@ -691,11 +655,11 @@ func TestPodBecomingReadyRequeuesAfterMinReadySeconds(t *testing.T) {
 		ready.UID, ready.ResourceVersion = notReady.UID, "2"
 		ready.Status.Conditions[0].LastTransitionTime = metav1.NewTime(clk.Now())
 		e.addPods(ready)
-		e.c.updatePod(klogFor(e), notReady, ready)
-		require.Equal(t, 1, e.c.queue.Len())
-		require.True(t, e.c.processNextWorkItem(e.ctx))
-		require.Zero(t, e.c.queue.Len())
+		e.c.OnPodUpdate(notReady, ready)
+		require.Equal(t, 1, e.c.Queue().Len())
+		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
+		require.Zero(t, e.c.Queue().Len())
 		clk.Step(5 * time.Second)
-		require.Eventually(t, func() bool { return e.c.queue.Len() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return e.c.Queue().Len() == 1 }, 5*time.Second, time.Millisecond)
 	})
 }

@@ -26,15 +26,19 @@ type leaseConfig struct {
 
 var errLeaseLost = errors.New("leader election lost")
 
-// runWithLease runs work only while this process holds the Lease, and
-// orders shutdown so that the lease is released after work has drained,
-// never before: a successor must not start while we still write.
+// runWithLease runs work only while this process holds the Lease.
 //
 // work runs on the caller's goroutine, not inside the elector's callback, so
-// that it is always waited for. The returned error is errLeaseLost when the
-// lease was lost while ctx was still live; the process must then exit, as
-// another replica may already be leading.
-func runWithLease(ctx context.Context, client kubernetes.Interface, cfg leaseConfig, watchdog *leaderelection.HealthzAdaptor, work func(context.Context)) error {
+// that it is always waited for. Its context is cancelled at once when the
+// lease is lost: another replica may lead about one lease duration later, and
+// nothing may be written after that. runWithLease then returns errLeaseLost
+// without touching the lease; the process must exit.
+//
+// On a clean shutdown (drain closed, or ctx done, while still leading) work
+// stops first and the lease is released afterwards, so a successor can take
+// over at once but never while we still write. client-go's ReleaseOnCancel is
+// not used for this, as it also releases after a lost lease.
+func runWithLease(ctx context.Context, drain <-chan struct{}, client kubernetes.Interface, cfg leaseConfig, watchdog *leaderelection.HealthzAdaptor, work func(context.Context)) error {
 	id, err := os.Hostname()
 	if err != nil {
 		return fmt.Errorf("leader election identity: %w", err)
@@ -47,13 +51,12 @@ func runWithLease(ctx context.Context, client kubernetes.Interface, cfg leaseCon
 	}
 	leading := make(chan context.Context, 1)
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   cfg.leaseDuration,
-		RenewDeadline:   cfg.renewDeadline,
-		RetryPeriod:     cfg.retryPeriod,
-		ReleaseOnCancel: true,
-		Name:            cfg.name,
-		WatchDog:        watchdog,
+		Lock:          lock,
+		LeaseDuration: cfg.leaseDuration,
+		RenewDeadline: cfg.renewDeadline,
+		RetryPeriod:   cfg.retryPeriod,
+		Name:          cfg.name,
+		WatchDog:      watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) { leading <- lctx },
 			OnStoppedLeading: func() {},
@@ -65,8 +68,6 @@ func runWithLease(ctx context.Context, client kubernetes.Interface, cfg leaseCon
 	if watchdog != nil {
 		watchdog.SetLeaderElection(elector)
 	}
-	// The elector gets its own context: cancelling it releases the lease,
-	// which must wait until work has returned.
 	electorCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopElector()
 	electorDone := make(chan struct{})
@@ -77,21 +78,51 @@ func runWithLease(ctx context.Context, client kubernetes.Interface, cfg leaseCon
 
 	select {
 	case <-ctx.Done():
-		stopElector()
-		<-electorDone
-		return nil
+	case <-drain:
 	case lctx := <-leading:
+		// Stops at once with ctx or with the lease; a drain is work's own.
 		workCtx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(lctx, cancel)
 		work(workCtx)
 		stop()
 		cancel()
-		lost := lctx.Err() != nil && ctx.Err() == nil
-		stopElector()
-		<-electorDone
-		if lost {
+		if lctx.Err() != nil {
+			stopElector()
+			<-electorDone
 			return errLeaseLost
 		}
+		stopElector()
+		<-electorDone
+		return releaseLease(context.WithoutCancel(ctx), lock, id)
+	}
+	stopElector()
+	<-electorDone
+	return nil
+}
+
+// releaseLease gives up a lease this process still holds, the way client-go's
+// release does: no holder, a one-second duration. The update carries the
+// resource version just read, so it fails rather than clobber a lease that
+// someone else took meanwhile.
+func releaseLease(ctx context.Context, lock *resourcelock.LeaseLock, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rec, _, err := lock.Get(ctx)
+	if err != nil {
+		return fmt.Errorf("releasing the lease: %w", err)
+	}
+	if rec.HolderIdentity != id {
 		return nil
 	}
+	now := metav1.NewTime(time.Now())
+	released := resourcelock.LeaderElectionRecord{
+		LeaseDurationSeconds: 1,
+		RenewTime:            now,
+		AcquireTime:          now,
+		LeaderTransitions:    rec.LeaderTransitions,
+	}
+	if err := lock.Update(ctx, released); err != nil {
+		return fmt.Errorf("releasing the lease: %w", err)
+	}
+	return nil
 }

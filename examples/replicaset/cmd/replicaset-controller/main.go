@@ -1,15 +1,19 @@
 // Command replicaset-controller runs ctrlkit's example ReplicaSet (or
 // ReplicationController) controller.
 //
-// With --kubeconfig, or inside a pod (in-cluster config), it manages that
-// cluster. With neither it starts an embedded, in-memory SIMULATED cluster and
+// With --kubeconfig, or inside a pod (KUBERNETES_SERVICE_HOST set), it manages
+// that cluster, and fails if that configuration does not load. With neither
+// it starts an embedded, in-memory SIMULATED cluster and
 // plays a scripted demo: create a ReplicaSet of 10, scale it to 100, delete
 // 10 pods by hand, give a few pods a low deletion cost, then scale down to 5
 // while explaining which pods go and why. It exits 0 when the demo is done;
-// --demo=false keeps the simulated cluster running idle instead.
+// --demo=false keeps the simulated cluster running idle instead. The simulated
+// cluster refuses --leader-elect.
 //
-// SIGINT or SIGTERM drains the work queue, releases the leader lease and
-// exits 0.
+// SIGINT or SIGTERM drains the work queue (for at most --drain-timeout),
+// releases the leader lease and exits 0; a second signal during the drain
+// stops at once and exits 1. Losing the leader lease stops at once, without
+// draining or releasing, and exits 1: another replica may already lead.
 package main
 
 import (
@@ -32,7 +36,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // Kinds accepted by --kind.
@@ -59,19 +63,20 @@ type options struct {
 	simNodes     int
 	demoTimeout  time.Duration
 	inClusterCfg func() (*rest.Config, error)
+	getenv       func(string) string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("replicaset-controller", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; without it and outside a cluster, a simulated cluster is used")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; without it and outside a cluster (KUBERNETES_SERVICE_HOST unset), a simulated cluster is used")
 	fs.StringVar(&o.kind, "kind", kindReplicaSet, "owner kind to manage: replicaset or replicationcontroller")
 	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all namespaces)")
 	fs.IntVar(&o.workers, "workers", replicaset.DefaultWorkers, "owners synced concurrently")
 	fs.IntVar(&o.burst, "burst-replicas", replicaset.DefaultBurstReplicas, "maximum pods created or deleted in one sync")
 	fs.Float64Var(&o.qps, "kube-api-qps", 20, "steady queries per second to the API server")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 30, "burst of queries to the API server")
-	fs.StringVar(&o.healthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (empty disables)")
+	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz (empty disables)")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", replicaset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
 	fs.BoolVar(&o.lease.enabled, "leader-elect", false, "run only while holding a coordination.k8s.io Lease")
 	fs.StringVar(&o.lease.namespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "namespace of the Lease")
@@ -80,8 +85,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before giving up")
 	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "wait between lease acquisition or renewal attempts")
 	fs.BoolVar(&o.demo, "demo", true, "simulated mode only: play the scripted demo and exit; false keeps the simulated cluster running idle")
-	fs.DurationVar(&o.simDelay, "sim-startup-delay", sim.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
-	fs.IntVar(&o.simNodes, "sim-nodes", sim.DefaultNodes, "simulated mode only: number of fake nodes")
+	fs.DurationVar(&o.simDelay, "sim-startup-delay", simcluster.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
+	fs.IntVar(&o.simNodes, "sim-nodes", simcluster.DefaultNodes, "simulated mode only: number of fake nodes")
 	fs.DurationVar(&o.demoTimeout, "demo-timeout", 50*time.Second, "simulated mode only: give up on the demo after this long")
 	klog.InitFlags(fs) // -v, -vmodule, -logtostderr and the rest of klog's flags
 	return fs
@@ -120,17 +125,34 @@ func (o *options) validate() error {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stopNow := context.WithCancel(context.Background())
+	drain := make(chan struct{})
+	go relaySignals(sigs, drain, stopNow)
+	code := run(ctx, drain, os.Args[1:], os.Stdout, os.Stderr)
+	signal.Stop(sigs)
+	stopNow()
 	klog.Flush()
 	os.Exit(code)
 }
 
-// run is main without the process: it parses args, runs until ctx is done
-// (or the demo ends) and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o := options{inClusterCfg: rest.InClusterConfig}
+// relaySignals turns the first signal into a graceful stop (drain is closed)
+// and the second into an immediate one (stopNow), so an operator who does
+// not want to wait for the drain can interrupt again.
+func relaySignals(sigs <-chan os.Signal, drain chan<- struct{}, stopNow func()) {
+	<-sigs
+	close(drain)
+	<-sigs
+	stopNow()
+}
+
+// run is main without the process: it parses args and runs until the demo
+// ends, drain is closed (stop gracefully) or ctx is done (stop at once). It
+// returns the exit code: 0 after a graceful stop or the demo, 1 after an
+// immediate stop, a lost lease or an error, 2 for bad flags.
+func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stderr io.Writer) int {
+	o := options{inClusterCfg: rest.InClusterConfig, getenv: os.Getenv}
 	fs := newFlagSet(&o, stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -149,19 +171,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if cfg == nil {
-		if err := runSimulated(ctx, o, stdout); err != nil {
+		if o.lease.enabled {
+			// Two simulated clusters never share a lease: leader election
+			// there would only pretend to protect anything.
+			fmt.Fprintln(stderr, "replicaset-controller: --leader-elect needs a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses it")
+			return 2
+		}
+		if err := runSimulated(ctx, drain, o, stdout); err != nil {
 			fmt.Fprintln(stderr, "replicaset-controller: SIMULATED:", err)
 			return 1
 		}
-		return 0
+		return exitCode(ctx, stderr)
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
 	}
-	if err := serve(ctx, o, client, nil, false); err != nil {
+	if err := serve(ctx, drain, o, client, nil, false); err != nil {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
+		return 1
+	}
+	return exitCode(ctx, stderr)
+}
+
+// exitCode is 1 when the run was stopped at once (ctx done: a second
+// signal), since queued work was dropped, and 0 otherwise.
+func exitCode(ctx context.Context, stderr io.Writer) int {
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "replicaset-controller: stopped at once; queued work was dropped")
 		return 1
 	}
 	return 0
@@ -171,6 +209,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // simulated cluster. Only --kubeconfig and in-cluster config count: a
 // KUBECONFIG in the environment is deliberately ignored, so that trying the
 // demo can never touch the cluster a developer happens to be logged into.
+// The simulated cluster is chosen only when no cluster is configured at all;
+// a configuration that is there but does not load (a pod without its
+// service-account token) is an error, never a silent demo.
 func (o *options) restConfig() (*rest.Config, error) {
 	var cfg *rest.Config
 	switch {
@@ -180,12 +221,14 @@ func (o *options) restConfig() (*rest.Config, error) {
 			return nil, fmt.Errorf("loading --kubeconfig: %w", err)
 		}
 		cfg = c
-	default:
+	case o.getenv("KUBERNETES_SERVICE_HOST") != "":
 		c, err := o.inClusterCfg()
 		if err != nil {
-			return nil, nil
+			return nil, fmt.Errorf("loading the in-cluster config (KUBERNETES_SERVICE_HOST is set): %w", err)
 		}
 		cfg = c
+	default:
+		return nil, nil
 	}
 	cfg.QPS = float32(o.qps)
 	cfg.Burst = o.apiBurst
@@ -193,10 +236,11 @@ func (o *options) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// serve runs the controller (under a lease when asked) until ctx is done,
-// with the health server alongside. simulated only relaxes the health server:
-// the demo must not fail because the port is taken on a developer's machine.
-func serve(ctx context.Context, o options, client kubernetes.Interface, extra []replicaset.Option, simulated bool) error {
+// serve runs the controller (under a lease when asked) until drain is closed
+// (graceful stop) or ctx is done (immediate stop), with the health server
+// alongside. simulated only relaxes the health server: the demo must not fail
+// because the port is taken on a developer's machine.
+func serve(ctx context.Context, drain <-chan struct{}, o options, client kubernetes.Interface, extra []replicaset.Option, simulated bool) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(o.namespace))
 	opts := append([]replicaset.Option{
 		replicaset.WithWorkers(o.workers),
@@ -232,17 +276,31 @@ func serve(ctx context.Context, o options, client kubernetes.Interface, extra []
 			return err
 		}
 	}
+	// work runs the controller until ctx is done (stop now) or drain is
+	// closed (drain, then stop).
 	work := func(ctx context.Context) {
 		leading.Store(true)
-		factory.Start(ctx.Done())
-		_ = ctrl.Run(ctx) // returns nil once drained; misuse is impossible here
+		// The informers outlive a graceful stop's drain, not the run.
+		informerCtx, stopInformers := context.WithCancel(ctx)
+		defer stopInformers()
+		factory.Start(informerCtx.Done())
+		// Run returns only after one of the two, so this always ends.
+		go func() {
+			select {
+			case <-drain:
+				ctrl.Drain()
+			case <-ctx.Done():
+			}
+		}()
+		_ = ctrl.Run(ctx) // returns nil once stopped; misuse is impossible here
+		stopInformers()
 		factory.Shutdown()
 	}
 	if !o.lease.enabled {
 		work(ctx)
 		return nil
 	}
-	return runWithLease(ctx, client, o.lease, watchdog, work)
+	return runWithLease(ctx, drain, client, o.lease, watchdog, work)
 }
 
 func newController(ctx context.Context, kind string, client kubernetes.Interface, f informers.SharedInformerFactory, opts []replicaset.Option) (*replicaset.Controller, error) {

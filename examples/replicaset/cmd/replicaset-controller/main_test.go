@@ -3,19 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ctrlkit/ctrlkit/podranking"
 )
@@ -54,7 +60,7 @@ func TestDemo(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			var out syncBuffer
 			start := time.Now()
-			res, err := simulate(context.Background(), demoOptions(kind), &out)
+			res, err := simulate(context.Background(), nil, demoOptions(kind), &out)
 			require.NoError(t, err, out.String())
 			assert.Less(t, time.Since(start), 30*time.Second)
 			assert.True(t, res.final.settled())
@@ -87,6 +93,7 @@ func TestDemo(t *testing.T) {
 // TestRunExitCodes drives the binary's entry point.
 func TestRunExitCodes(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // outside a cluster
 	cases := []struct {
 		name string
 		args []string
@@ -100,12 +107,13 @@ func TestRunExitCodes(t *testing.T) {
 		{"bad burst", []string{"--burst-replicas=-1"}, 2, ""},
 		{"bad qps", []string{"--kube-api-qps=0"}, 2, ""},
 		{"missing kubeconfig", []string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, ""},
+		{"simulated cluster with leader election", []string{"--leader-elect"}, 2, ""},
 		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out syncBuffer
-			code := run(context.Background(), tc.args, &out, io.Discard)
+			code := run(context.Background(), nil, tc.args, &out, io.Discard)
 			assert.Equal(t, tc.code, code, out.String())
 			assert.Contains(t, out.String(), tc.out)
 		})
@@ -113,29 +121,105 @@ func TestRunExitCodes(t *testing.T) {
 }
 
 // TestInterruptDrainsAndExitsZero: with --demo=false the simulated cluster
-// idles until interrupted, then exits 0, under leader election too.
+// idles until the first signal (drain closed), then drains and exits 0.
 func TestInterruptDrainsAndExitsZero(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	for _, args := range [][]string{
-		{"--demo=false", "--health-addr="},
-		{"--demo=false", "--health-addr=", "--leader-elect", "--leader-elect-retry-period=50ms"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			var out syncBuffer
-			done := make(chan int, 1)
-			go func() { done <- run(ctx, args, &out, io.Discard) }()
-			require.Eventually(t, func() bool { return strings.Contains(out.String(), "runs idle") }, 10*time.Second, 10*time.Millisecond)
-			time.Sleep(200 * time.Millisecond) // let it start leading and syncing
-			cancel()
-			select {
-			case code := <-done:
-				assert.Equal(t, 0, code)
-			case <-time.After(20 * time.Second):
-				t.Fatal("did not exit after the interrupt")
-			}
-		})
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	drain := make(chan struct{})
+	var out syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), drain, []string{"--demo=false", "--health-addr="}, &out, io.Discard)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "runs idle") }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // let it start syncing
+	close(drain)
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code)
+	case <-time.After(20 * time.Second):
+		t.Fatal("did not exit after the interrupt")
 	}
+}
+
+// TestSecondSignalStopsAtOnce: the first signal asks for a drain, the second
+// stops at once; run then exits 1 without waiting for the drain timeout.
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	sigs := make(chan os.Signal, 2)
+	drain := make(chan struct{})
+	ctx, stopNow := context.WithCancel(context.Background())
+	defer stopNow()
+	relayed := make(chan struct{})
+	go func() { defer close(relayed); relaySignals(sigs, drain, stopNow) }()
+	sigs <- syscall.SIGTERM
+	<-drain
+	assert.NoError(t, ctx.Err(), "the first signal only drains")
+	sigs <- syscall.SIGINT
+	<-relayed
+	require.Error(t, ctx.Err(), "the second signal stops at once")
+
+	// run on a context already stopped at once exits 1, promptly, even with
+	// a long drain timeout.
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	var out syncBuffer
+	start := time.Now()
+	code := run(ctx, drain, []string{"--demo=false", "--health-addr=", "--drain-timeout=1h"}, &out, io.Discard)
+	assert.Equal(t, 1, code)
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
+// TestLeaseLostStopsAtOnce: when renewals fail, work's context is cancelled
+// at once, runWithLease returns errLeaseLost, and the lease is not released
+// (no update clearing the holder is even attempted).
+func TestLeaseLostStopsAtOnce(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	client := fake.NewSimpleClientset()
+	var (
+		mu       sync.Mutex
+		failing  bool
+		releases int
+	)
+	client.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		lease := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease)
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			releases++
+		}
+		if failing {
+			return true, nil, errors.New("apiserver unreachable")
+		}
+		return false, nil, nil
+	})
+	cfg := leaseConfig{enabled: true, namespace: "kube-system", name: "l",
+		leaseDuration: 2 * time.Second, renewDeadline: 300 * time.Millisecond, retryPeriod: 50 * time.Millisecond}
+	started := make(chan struct{})
+	var cancelledAfter time.Duration
+	var lostAt time.Time
+	done := make(chan error, 1)
+	go func() {
+		done <- runWithLease(context.Background(), nil, client, cfg, nil, func(wctx context.Context) {
+			close(started)
+			<-wctx.Done()
+			cancelledAfter = time.Since(lostAt)
+		})
+	}()
+	<-started
+	mu.Lock()
+	failing = true
+	lostAt = time.Now()
+	mu.Unlock()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, errLeaseLost)
+	case <-time.After(10 * time.Second):
+		t.Fatal("runWithLease did not return after the lease was lost")
+	}
+	assert.Less(t, cancelledAfter, cfg.renewDeadline+time.Second, "work stopped within the renew deadline")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Zero(t, releases, "a lost lease is never released")
 }
 
 // TestLeaseReleasedAfterWork checks the shutdown order: work drains first,
@@ -150,7 +234,7 @@ func TestLeaseReleasedAfterWork(t *testing.T) {
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- runWithLease(ctx, client, cfg, nil, func(wctx context.Context) {
+		done <- runWithLease(ctx, nil, client, cfg, nil, func(wctx context.Context) {
 			close(started)
 			<-wctx.Done()
 			time.Sleep(50 * time.Millisecond) // a drain
@@ -208,10 +292,19 @@ func TestHealthServer(t *testing.T) {
 }
 
 func TestRestConfigChoosesTheCluster(t *testing.T) {
-	o := options{qps: 7, apiBurst: 9, inClusterCfg: func() (*rest.Config, error) { return nil, rest.ErrNotInCluster }}
+	env := map[string]string{}
+	o := options{qps: 7, apiBurst: 9, getenv: func(k string) string { return env[k] },
+		inClusterCfg: func() (*rest.Config, error) { return nil, rest.ErrNotInCluster }}
 	cfg, err := o.restConfig()
 	require.NoError(t, err)
 	assert.Nil(t, cfg, "no kubeconfig and not in a cluster: simulated")
+
+	// In a pod whose config does not load (no service-account token): an
+	// error, never the demo.
+	env["KUBERNETES_SERVICE_HOST"] = "10.0.0.1"
+	_, err = o.restConfig()
+	require.ErrorIs(t, err, rest.ErrNotInCluster)
+
 	o.inClusterCfg = func() (*rest.Config, error) { return &rest.Config{Host: "https://10.0.0.1"}, nil }
 	cfg, err = o.restConfig()
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // decodeManifests decodes every document of a deploy/ file with client-go's
@@ -54,11 +55,16 @@ func decodeManifests(t *testing.T, name string) []runtime.Object {
 	return objs
 }
 
-// permission is one (group, resource[/subresource], verb) triple.
+// permission is one (group, resource[/subresource], verb) triple, with the
+// object's name when a rule restricts it by resourceNames.
 type permission string
 
 func perm(group, resource, verb string) permission {
 	return permission(group + "|" + resource + "|" + verb)
+}
+
+func namedPerm(group, resource, verb, name string) permission {
+	return permission(group + "|" + resource + "|" + verb + "|" + name)
 }
 
 func rulePermissions(rules []rbacv1.PolicyRule) map[permission]bool {
@@ -67,12 +73,65 @@ func rulePermissions(rules []rbacv1.PolicyRule) map[permission]bool {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				for _, v := range r.Verbs {
-					out[perm(g, res, v)] = true
+					if len(r.ResourceNames) == 0 {
+						out[perm(g, res, v)] = true
+						continue
+					}
+					for _, name := range r.ResourceNames {
+						out[namedPerm(g, res, v, name)] = true
+					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// namedLeaseVerbs are the lease verbs rbac.yaml restricts by name.
+var namedLeaseVerbs = map[string]bool{"get": true, "update": true}
+
+// actionPermissions is the permission each recorded call needs. Creating a
+// pod whose controllerRef blocks owner deletion also needs update on the
+// owner's finalizers under OwnerReferencesPermissionEnforcement, which the
+// fake clientset does not enforce, so it is derived from the pod.
+func actionPermissions(actions []k8stesting.Action) map[permission]bool {
+	used := map[permission]bool{}
+	for _, a := range actions {
+		gr := a.GetResource()
+		res := gr.Resource
+		if sub := a.GetSubresource(); sub != "" {
+			res += "/" + sub
+		}
+		if res == "leases" && namedLeaseVerbs[a.GetVerb()] {
+			used[namedPerm(gr.Group, res, a.GetVerb(), actionName(a))] = true
+			continue
+		}
+		used[perm(gr.Group, res, a.GetVerb())] = true
+		if create, ok := a.(k8stesting.CreateAction); ok && res == "pods" {
+			if pod, ok := create.GetObject().(*v1.Pod); ok {
+				for _, ref := range pod.OwnerReferences {
+					if ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+						gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+						used[perm(gv.Group, strings.ToLower(ref.Kind)+"s/finalizers", "update")] = true
+					}
+				}
+			}
+		}
+	}
+	return used
+}
+
+// actionName is the name of the object a get or update addresses.
+func actionName(a k8stesting.Action) string {
+	switch x := a.(type) {
+	case k8stesting.GetAction:
+		return x.GetName()
+	case k8stesting.UpdateAction:
+		if m, ok := x.GetObject().(metav1.Object); ok {
+			return m.GetName()
+		}
+	}
+	return ""
 }
 
 func sortedKeys(m map[permission]bool) []string {
@@ -107,6 +166,16 @@ func TestDeploymentManifest(t *testing.T) {
 	require.NoError(t, fs.Parse(c.Args))
 	require.NoError(t, o.validate())
 	assert.True(t, o.lease.enabled, "a multi-replica Deployment must elect a leader")
+	// The Lease Role's name-restricted rule must name the Deployment's lease.
+	var leaseNames []string
+	for _, obj := range rbac {
+		if r, ok := obj.(*rbacv1.Role); ok {
+			for _, rule := range r.Rules {
+				leaseNames = append(leaseNames, rule.ResourceNames...)
+			}
+		}
+	}
+	assert.Equal(t, []string{o.lease.name}, leaseNames)
 	require.NotNil(t, c.LivenessProbe)
 	require.NotNil(t, c.ReadinessProbe)
 	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
@@ -148,7 +217,7 @@ func TestRBACMatchesWhatTheControllerUses(t *testing.T) {
 // actions, so only the controller's own calls are counted.
 func exerciseController(t *testing.T, kind string) map[permission]bool {
 	t.Helper()
-	cluster := sim.New(sim.WithStartupDelay(0))
+	cluster := simcluster.New(simcluster.WithStartupDelay(0))
 	cs := cluster.Client()
 	tracker := cs.Tracker()
 	ns := "default"
@@ -199,11 +268,11 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: ownerKind, Name: "o", UID: "owner-uid", Controller: &isController}}}}))
 
 	o := options{kind: kind, workers: 2, burst: 500, drainTimeout: time.Second,
-		lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "rbac-test",
+		lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "ctrlkit-replicaset-controller",
 			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 100 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, o, cs, nil, true) }()
+	go func() { done <- serve(ctx, nil, o, cs, nil, true) }()
 
 	podsOwned := func() (owned int) {
 		list, err := tracker.List(v1.SchemeGroupVersion.WithResource("pods"), v1.SchemeGroupVersion.WithKind("Pod"), ns)
@@ -228,15 +297,7 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 	cancel()
 	require.NoError(t, <-done)
 
-	used := map[permission]bool{}
-	for _, a := range cs.Actions() {
-		res := a.GetResource().Resource
-		if sub := a.GetSubresource(); sub != "" {
-			res += "/" + sub
-		}
-		used[perm(a.GetResource().Group, res, a.GetVerb())] = true
-	}
-	return used
+	return actionPermissions(cs.Actions())
 }
 
 func hasAction(cs interface{ Actions() []k8stesting.Action }, verb, resource string) bool {

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
 	"github.com/ctrlkit/ctrlkit/podranking"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // lowCostPods is how many pods step 4 marks as cheap to delete.
@@ -49,15 +49,16 @@ func (p *printer) printf(format string, args ...any) {
 }
 
 // runSimulated starts the in-memory cluster and the controller on it, then
-// plays the demo (or idles until ctx is done with --demo=false).
-func runSimulated(ctx context.Context, o options, out io.Writer) error {
-	_, err := simulate(ctx, o, out)
+// plays the demo (or idles with --demo=false) until the demo ends, drain is
+// closed (graceful stop) or ctx is done (immediate stop).
+func runSimulated(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) error {
+	_, err := simulate(ctx, drain, o, out)
 	return err
 }
 
-func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error) {
+func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) (demoResult, error) {
 	p := &printer{out: out, start: time.Now()}
-	cluster := sim.New(sim.WithNodes(o.simNodes), sim.WithStartupDelay(o.simDelay))
+	cluster := simcluster.New(simcluster.WithNodes(o.simNodes), simcluster.WithStartupDelay(o.simDelay))
 	p.printf("no --kubeconfig and not in a cluster: running on an in-memory SIMULATED cluster (%d fake nodes, pods start after %v)",
 		o.simNodes, o.simDelay)
 	p.printf("nothing here touches a real cluster; pods are simulated, no container runs")
@@ -78,6 +79,22 @@ func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error)
 		printDecision(p, d)
 	})
 
+	// The controller stops gracefully when the demo ends or on drain; the
+	// demo stops on drain too.
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopGracefully := func() { stopOnce.Do(func() { close(stop) }) }
+	demoCtx, stopDemo := context.WithCancel(ctx)
+	defer stopDemo()
+	wg.Go(func() {
+		select {
+		case <-drain:
+			stopDemo()
+			stopGracefully()
+		case <-demoCtx.Done():
+		}
+	})
+
 	var (
 		res     demoResult
 		demoErr error
@@ -85,11 +102,11 @@ func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error)
 	if o.demo {
 		wg.Go(func() {
 			// The demo ends the run either way: done, failed or timed out.
-			defer cancel()
-			dctx, dcancel := context.WithTimeout(ctx, o.demoTimeout)
+			defer stopGracefully()
+			dctx, dcancel := context.WithTimeout(demoCtx, o.demoTimeout)
 			defer dcancel()
 			res, demoErr = playDemo(dctx, p, newWorkload(o.kind, cluster.Client()), cluster)
-			if demoErr != nil && ctx.Err() != nil && !errors.Is(dctx.Err(), context.DeadlineExceeded) {
+			if demoErr != nil && demoCtx.Err() != nil && !errors.Is(dctx.Err(), context.DeadlineExceeded) {
 				demoErr = nil // interrupted by a signal: not a failure
 				p.printf("interrupted; draining and exiting")
 			}
@@ -97,7 +114,8 @@ func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error)
 	} else {
 		p.printf("--demo=false: the controller runs idle on the simulated cluster; interrupt to exit")
 	}
-	err := serve(ctx, o, cluster.Client(), []replicaset.Option{report}, true)
+	err := serve(ctx, stop, o, cluster.Client(), []replicaset.Option{report}, true)
+	stopDemo()
 	cancel()
 	wg.Wait()
 	mu.Lock()
@@ -111,7 +129,7 @@ func simulate(ctx context.Context, o options, out io.Writer) (demoResult, error)
 
 // playDemo is the script. Every step waits until the API agrees that the
 // owner settled, printing progress as it changes.
-func playDemo(ctx context.Context, p *printer, w workload, cluster *sim.Cluster) (demoResult, error) {
+func playDemo(ctx context.Context, p *printer, w workload, cluster *simcluster.Cluster) (demoResult, error) {
 	var res demoResult
 	client := cluster.Client()
 	step := func(n int, what string) { p.printf("step %d/5: %s", n, what) }

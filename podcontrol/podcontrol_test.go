@@ -1,0 +1,226 @@
+package podcontrol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+)
+
+func podTemplate() *v1.PodTemplateSpec {
+	return &v1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{
+			Labels:      map[string]string{"app": "web"},
+			Annotations: map[string]string{"note": "x"},
+			Finalizers:  []string{"example.com/f"},
+		},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "nginx"}}},
+	}
+}
+
+func drain(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func namespaceTerminating() error {
+	err := apierrors.NewForbidden(podGR, "", errors.New("namespace default is being terminated"))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: v1.NamespaceTerminatingCause})
+	return err
+}
+
+func TestRealPodControlCreate(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	ref := metav1.NewControllerRef(rc, fakeKind)
+	errBoom := errors.New("boom")
+	tests := []struct {
+		name         string
+		template     *v1.PodTemplateSpec
+		ref          *metav1.OwnerReference
+		generateName string
+		createErr    error
+		wantErr      string
+		wantEvents   []string
+		wantGenName  string
+		wantCreate   bool
+	}{
+		{name: "create", template: podTemplate(), ref: ref, wantCreate: true, wantGenName: "rc-",
+			wantEvents: []string{"Normal SuccessfulCreate Created pod: "}},
+		{name: "create with generate name", template: podTemplate(), ref: ref, generateName: "hello-", wantCreate: true, wantGenName: "hello-",
+			wantEvents: []string{"Normal SuccessfulCreate Created pod: "}},
+		{name: "api error records FailedCreate", template: podTemplate(), ref: ref, createErr: errBoom, wantErr: "boom",
+			wantEvents: []string{"Warning FailedCreate Error creating: boom"}},
+		{name: "terminating namespace records nothing", template: podTemplate(), ref: ref, createErr: namespaceTerminating(),
+			wantErr: "being terminated"},
+		{name: "no labels refused", template: &v1.PodTemplateSpec{}, ref: ref, wantErr: ErrNoLabels.Error()},
+		{name: "nil template", template: nil, ref: ref, wantErr: "pod template is nil"},
+		{name: "nil ref", template: podTemplate(), ref: nil, wantErr: "controllerRef is nil"},
+		{name: "ref not controller", template: podTemplate(), ref: &metav1.OwnerReference{APIVersion: "v1", Kind: "X"}, wantErr: "controllerRef.Controller is not set to true"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset()
+			if tc.createErr != nil {
+				client.PrependReactor("create", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, tc.createErr
+				})
+			}
+			rec := record.NewFakeRecorder(10)
+			var written []*v1.Pod
+			pc := NewRealPodControl(client, rec, WithOnWrite(func(p *v1.Pod, r *metav1.OwnerReference) {
+				written = append(written, p)
+				assert.Equal(t, ref, r)
+			}))
+			var err error
+			if tc.generateName == "" {
+				err = pc.CreatePods(ctx, "default", tc.template, rc, tc.ref)
+			} else {
+				err = pc.CreatePodsWithGenerateName(ctx, "default", tc.template, rc, tc.ref, tc.generateName)
+			}
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantEvents, drain(rec))
+			var creates []*v1.Pod
+			for _, a := range client.Actions() {
+				if a.GetVerb() == "create" && tc.createErr == nil {
+					creates = append(creates, a.(clienttesting.CreateAction).GetObject().(*v1.Pod))
+				}
+			}
+			if !tc.wantCreate {
+				assert.Empty(t, creates)
+				assert.Empty(t, written)
+				return
+			}
+			require.Len(t, creates, 1)
+			sent := creates[0]
+			assert.Equal(t, tc.wantGenName, sent.GenerateName)
+			assert.Equal(t, tc.template.Labels, sent.Labels)
+			assert.Equal(t, tc.template.Annotations, sent.Annotations)
+			assert.Equal(t, tc.template.Finalizers, sent.Finalizers)
+			assert.Equal(t, tc.template.Spec, sent.Spec)
+			assert.Equal(t, []metav1.OwnerReference{*ref}, sent.OwnerReferences)
+			assert.Len(t, written, 1, "OnWrite sees the created pod")
+		})
+	}
+}
+
+func TestRealPodControlDelete(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	errBoom := errors.New("boom")
+	existing := newPod("p", productionLabel, rc)
+	tests := []struct {
+		name       string
+		pod        string
+		object     runtime.Object
+		deleteErr  error
+		wantErr    func(error) bool
+		wantEvents []string
+	}{
+		{name: "deleted", pod: "p", object: rc, wantEvents: []string{"Normal SuccessfulDelete Deleted pod: p"}},
+		{name: "missing pod: NotFound returned, no event", pod: "missing", object: rc, wantErr: apierrors.IsNotFound},
+		{name: "error: FailedDelete and wrapped", pod: "p", object: rc, deleteErr: errBoom,
+			wantErr: func(err error) bool {
+				return errors.Is(err, errBoom) && strings.HasPrefix(err.Error(), "unable to delete pods: ")
+			},
+			wantEvents: []string{"Warning FailedDelete Error deleting: boom"}},
+		{name: "object without metadata", pod: "p", object: nil, wantErr: func(err error) bool { return strings.Contains(err.Error(), "ObjectMeta") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset(existing.DeepCopy())
+			if tc.deleteErr != nil {
+				client.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, tc.deleteErr
+				})
+			}
+			rec := record.NewFakeRecorder(10)
+			err := NewRealPodControl(client, rec).DeletePod(ctx, "default", tc.pod, tc.object)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
+				assert.True(t, tc.wantErr(err), "unexpected error %v", err)
+			}
+			assert.Equal(t, tc.wantEvents, drain(rec))
+		})
+	}
+}
+
+// Upstream's TestDeletePodsAllowsMissing.
+func TestDeletePodsAllowsMissing(t *testing.T) {
+	pc := NewRealPodControl(fake.NewClientset(), record.NewFakeRecorder(10))
+	err := pc.DeletePod(context.Background(), "namespace-name", "podName", controller("default", "1", false))
+	assert.True(t, apierrors.IsNotFound(err))
+}
+
+func TestRealPodControlPatch(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	client := fake.NewClientset(newPod("p", productionLabel, nil))
+	var written []*v1.Pod
+	var refs []*metav1.OwnerReference
+	pc := NewRealPodControl(client, nil, WithOnWrite(func(p *v1.Pod, r *metav1.OwnerReference) {
+		written = append(written, p)
+		refs = append(refs, r)
+	}))
+	adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"Fake","name":"rc","uid":%q,"controller":true,"blockOwnerDeletion":true}],"uid":"uid-p"}}`, rc.UID)
+	require.NoError(t, pc.PatchPod(ctx, "default", "p", []byte(adopt)))
+	got, err := client.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, metav1.GetControllerOf(got))
+	assert.Equal(t, rc.UID, metav1.GetControllerOf(got).UID)
+	require.Len(t, written, 1)
+	assert.Equal(t, rc.UID, refs[0].UID)
+
+	err = pc.PatchPod(ctx, "default", "missing", []byte(`{}`))
+	assert.True(t, apierrors.IsNotFound(err))
+	assert.Len(t, written, 1, "no OnWrite on failure")
+}
+
+func TestRealPodControlBadInput(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	ref := metav1.NewControllerRef(rc, fakeKind)
+	pc := NewRealPodControl(nil, nil, nil)
+	assert.ErrorIs(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref), errNilClient)
+	assert.ErrorIs(t, pc.DeletePod(ctx, "default", "p", rc), errNilClient)
+	assert.ErrorIs(t, pc.PatchPod(ctx, "default", "p", nil), errNilClient)
+
+	// A nil recorder records nothing and does not panic.
+	client := fake.NewClientset()
+	pc = NewRealPodControl(client, nil)
+	require.NoError(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref))
+	var nilRec *record.FakeRecorder
+	pc = NewRealPodControl(fake.NewClientset(), nilRec)
+	require.NoError(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref))
+	// A nil controller object is refused (its name is the pod name prefix)
+	// before anything is sent or recorded.
+	rec := record.NewFakeRecorder(10)
+	pc = NewRealPodControl(client, rec)
+	assert.Error(t, pc.CreatePods(ctx, "default", podTemplate(), nil, ref), "parent is needed for the name prefix")
+	assert.Empty(t, drain(rec))
+}

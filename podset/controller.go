@@ -1,0 +1,342 @@
+package podset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/ctrlkit/ctrlkit/consistency"
+	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
+	"github.com/ctrlkit/ctrlkit/workqueue"
+)
+
+// Controller keeps the pods of every owner of type O at the owner's desired
+// count, with upstream's ReplicaSet semantics. Build it with New, start the
+// informers, then call Run; or drive Sync and the On* handlers from another
+// framework.
+type Controller[O metav1.Object] struct {
+	kind     Kind[O]
+	siblings SiblingLister[O] // nil when kind does not list siblings
+	gvk      schema.GroupVersionKind
+	client   kubernetes.Interface
+	cfg      config
+	logger   klog.Logger
+
+	podControl   podcontrol.PodControl
+	recorder     record.EventRecorder
+	broadcaster  record.EventBroadcaster // nil when the caller supplied the recorder
+	expectations expectationsCache
+	uidExp       *expectations.UIDTrackingControllerExpectations
+	guard        *consistency.Guard // nil when WithReadYourWrites(false)
+	ownerGR      schema.GroupResource
+	queue        *workqueue.RateLimitingQueue[string]
+
+	podIndexer   cache.Indexer
+	podLister    corelisters.PodLister
+	ownerIndexer cache.Indexer
+	hasSynced    []cache.InformerSynced
+
+	// syncHandler is Sync; tests swap it to observe keys.
+	syncHandler func(ctx context.Context, key string) error
+	// candidatePods returns the pods a sync considers: the owner's and the
+	// namespace's orphans from the pod index; the benchmark swaps in a
+	// namespace scan as its baseline.
+	candidatePods func(owner O) ([]*v1.Pod, error)
+
+	started   atomic.Bool
+	synced    atomic.Bool
+	drainCh   chan struct{}
+	drainOnce sync.Once
+}
+
+// podGroupResource names pods to the read-your-writes guard.
+var podGroupResource = schema.GroupResource{Resource: "pods"}
+
+// New returns a controller for owners described by kind. It registers its
+// event handlers and the pod-by-owner index (AddPodControllerIndexer) on the
+// informers; the caller starts the informers after this call and then calls
+// Run. ownerInformer must hold objects of type O.
+func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Controller[O], error) {
+	if ctx == nil {
+		return nil, errors.New("podset: nil context")
+	}
+	if client == nil || podInformer == nil || ownerInformer == nil || kind == nil {
+		return nil, errors.New("podset: New needs a client, a pod informer, an owner informer and a kind")
+	}
+	var zero O
+	if _, ok := any(zero).(runtime.Object); !ok {
+		return nil, fmt.Errorf("podset: owner type %T is not a runtime.Object", zero)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("podset: %w", err)
+		}
+	}
+	gvk := kind.GroupVersionKind()
+	if gvk.Kind == "" {
+		return nil, errors.New("podset: the kind has an empty GroupVersionKind")
+	}
+	lower := strings.ToLower(gvk.Kind)
+	if cfg.queueName == "" {
+		cfg.queueName, cfg.component = lower, lower+"-controller"
+	}
+	logger := klog.FromContext(ctx)
+	c := &Controller[O]{
+		kind: kind, gvk: gvk, client: client, cfg: cfg, logger: logger,
+		recorder: cfg.recorder, drainCh: make(chan struct{}),
+		ownerGR: schema.GroupResource{Group: gvk.Group, Resource: lower + "s"},
+	}
+	c.siblings, _ = kind.(SiblingLister[O])
+	if c.recorder == nil {
+		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
+		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.component})
+	}
+	podInf := podInformer.Informer()
+	if cfg.readYourWrites {
+		c.guard = newGuard(cfg.clock, logger, podInf, ownerInformer, c.ownerGR)
+	}
+	c.podControl = cfg.podControl
+	if c.podControl == nil {
+		var pcOpts []podcontrol.PodControlOption
+		if c.guard != nil {
+			pcOpts = append(pcOpts, podcontrol.WithOnWrite(c.podWritten))
+		}
+		c.podControl = podcontrol.NewRealPodControl(client, c.recorder, pcOpts...)
+	}
+	c.uidExp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
+		expectations.WithClock(cfg.clock),
+		expectations.WithLogger(logger),
+	))
+	c.expectations = c.uidExp
+	qopts := []workqueue.Option{workqueue.WithName(cfg.queueName)}
+	if tc, ok := cfg.clock.(clock.WithTicker); ok {
+		qopts = append(qopts, workqueue.WithClock(tc))
+	}
+	if cfg.metrics != nil {
+		qopts = append(qopts, workqueue.WithMetricsProvider(cfg.metrics))
+	}
+	c.queue = workqueue.NewRateLimiting(workqueue.DefaultControllerRateLimiter[string](), qopts...)
+
+	if err := AddPodControllerIndexer(podInf); err != nil {
+		return nil, fmt.Errorf("podset: %w", err)
+	}
+	if _, err := ownerInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.OnOwnerAdd, UpdateFunc: c.OnOwnerUpdate, DeleteFunc: c.OnOwnerDelete,
+	}); err != nil {
+		return nil, fmt.Errorf("podset: registering %s handlers: %w", gvk.Kind, err)
+	}
+	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.OnPodAdd, UpdateFunc: c.OnPodUpdate, DeleteFunc: c.OnPodDelete,
+	}); err != nil {
+		return nil, fmt.Errorf("podset: registering pod handlers: %w", err)
+	}
+	c.podIndexer = podInf.GetIndexer()
+	c.podLister = podInformer.Lister()
+	c.ownerIndexer = ownerInformer.GetIndexer()
+	c.hasSynced = []cache.InformerSynced{podInf.HasSynced, ownerInformer.HasSynced}
+	c.syncHandler = c.Sync
+	c.candidatePods = c.podsForOwner
+	return c, nil
+}
+
+// newGuard builds the read-your-writes guard over the two informer stores,
+// those that report the resource version they have applied.
+func newGuard(clk clock.Clock, logger klog.Logger, podInf, ownerInf cache.SharedIndexInformer, ownerGR schema.GroupResource) *consistency.Guard {
+	opts := []consistency.Option{consistency.WithClock(clk), consistency.WithLogger(logger)}
+	if s, ok := podInf.GetStore().(consistency.SyncedResourceVersioner); ok {
+		opts = append(opts, consistency.WithStore(podGroupResource, s))
+	}
+	if s, ok := ownerInf.GetStore().(consistency.SyncedResourceVersioner); ok {
+		opts = append(opts, consistency.WithStore(ownerGR, s))
+	}
+	return consistency.NewGuard(opts...)
+}
+
+// podWritten is pod control's on-write hook: it records the resource
+// version of every pod the controller created or patched, against the owner
+// named by the pod's controllerRef, for the next sync's EnsureReady.
+func (c *Controller[O]) podWritten(pod *v1.Pod, ref *metav1.OwnerReference) {
+	if ref == nil || !c.cfg.gates(StaleControllerConsistencyReplicaSet) {
+		return
+	}
+	c.guard.WroteAt(expectations.OwnerKeyForRef(pod.Namespace, ref), podGroupResource, pod.ResourceVersion)
+}
+
+// Run waits for the informer caches, then syncs owners with the configured
+// number of workers until one of two stops:
+//
+//   - ctx is done: stop now. In-flight syncs see their context cancelled,
+//     queued owners are dropped, and Run returns once every worker has
+//     exited. This is the stop for a lost leader lease, where another
+//     instance may already be writing.
+//   - Drain was called: stop gracefully. No new work is accepted, owners
+//     already queued are still synced, for at most the drain timeout
+//     (WithDrainTimeout), after which in-flight syncs are cancelled. A
+//     cancelled ctx during the drain cuts it short at once.
+//
+// Run returns nil once every goroutine it started has exited. It may be
+// called only once.
+func (c *Controller[O]) Run(ctx context.Context) error {
+	if c == nil || ctx == nil {
+		return errors.New("podset: Run needs a controller built by New and a context")
+	}
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("podset: Run called twice")
+	}
+	logger := klog.FromContext(ctx)
+	name := strings.ToLower(c.gvk.Kind)
+	if c.broadcaster != nil {
+		c.broadcaster.StartStructuredLogging(3)
+		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+		defer c.broadcaster.Shutdown()
+	}
+	logger.Info("Starting controller", "name", name, "workers", c.cfg.workers, "burstReplicas", c.cfg.burst)
+	defer logger.Info("Shut down controller", "name", name)
+
+	// Syncs run on workCtx: cancelled with ctx (stop now), or at the end of
+	// a graceful drain.
+	workCtx, cancelWork := context.WithCancel(ctx)
+	defer cancelWork()
+	waitCtx, cancelWait := context.WithCancel(ctx)
+	defer cancelWait()
+	go func() {
+		select {
+		case <-c.drainCh:
+			cancelWait()
+		case <-waitCtx.Done():
+		}
+	}()
+
+	var wg sync.WaitGroup
+	if !cache.WaitForNamedCacheSyncWithContext(waitCtx, c.hasSynced...) {
+		// Nobody would hand the queued keys out: there is nothing to drain.
+		c.queue.ShutDown()
+		return nil
+	}
+	c.synced.Store(true)
+	for range c.cfg.workers {
+		wg.Go(func() {
+			for workCtx.Err() == nil && c.ProcessNextWorkItem(workCtx) {
+			}
+		})
+	}
+	select {
+	case <-ctx.Done():
+		c.synced.Store(false)
+		logger.Info("Stopping at once; queued owners are dropped", "name", name, "queued", c.queue.Len())
+		cancelWork()
+		c.queue.ShutDown()
+	case <-c.drainCh:
+		c.synced.Store(false)
+		logger.Info("Draining the work queue", "name", name, "queued", c.queue.Len(), "timeout", c.cfg.drainTimeout)
+		drainCtx, cancelDrain := context.WithTimeout(ctx, c.cfg.drainTimeout)
+		if err := c.queue.ShutDownWithDrainContext(drainCtx); err != nil {
+			logger.Info("Drain cut short; cancelling in-flight syncs", "name", name, "reason", err.Error())
+		}
+		cancelDrain()
+		cancelWork()
+	}
+	wg.Wait()
+	return nil
+}
+
+// Drain asks Run to stop gracefully (see Run). It returns at once; Run
+// returns when the drain is over. Calling it more than once, or before Run,
+// is safe: a Run that has not synced its caches yet returns at once.
+func (c *Controller[O]) Drain() {
+	c.drainOnce.Do(func() { close(c.drainCh) })
+}
+
+// HasSynced reports whether Run has seen the informer caches synced and its
+// workers are running; it turns false again once a stop begins. Serve it as
+// a readiness probe.
+func (c *Controller[O]) HasSynced() bool { return c != nil && c.synced.Load() }
+
+// Queue is the controller's work queue of "namespace/name" keys. Another
+// framework driving the core may read it; the handlers fill it.
+func (c *Controller[O]) Queue() workqueue.RateLimitingInterface[string] { return c.queue }
+
+// Expectations is the controller's expectations cache, keyed by
+// expectations.OwnerKey. It is exposed for frameworks that observe pod
+// events themselves and for tests.
+func (c *Controller[O]) Expectations() *expectations.UIDTrackingControllerExpectations {
+	return c.uidExp
+}
+
+// expectationsCache is the part of expectations.UIDTrackingControllerExpectations
+// the controller uses; an interface so tests can observe the gate.
+type expectationsCache interface {
+	SatisfiedExpectations(key string) bool
+	DeleteExpectations(key string)
+	ExpectCreations(key string, adds int) error
+	ExpectDeletions(key string, deletedKeys []string) error
+	CreationObserved(key string)
+	DeletionObserved(key, deleteKey string)
+	LowerExpectations(key string, add, del int)
+	GetExpectations(key string) (*expectations.ControlleeExpectations, bool, error)
+}
+
+// ProcessNextWorkItem takes one key from the queue, syncs it and reports
+// whether a worker should go on (false once the queue is shut down). Success
+// forgets the key's backoff; failure requeues it rate-limited, a stale cache
+// included, as upstream does. Run's workers loop on it; callers running their
+// own workers may too.
+func (c *Controller[O]) ProcessNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	err := c.syncHandler(ctx, key)
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+	if errors.Is(err, consistency.ErrStaleCache) {
+		klog.FromContext(ctx).V(4).Info("Informer cache behind the controller's writes; requeued", "kind", c.gvk.Kind, "key", key, "reason", err.Error())
+	} else if ctx.Err() == nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed", "kind", c.gvk.Kind, "key", key)
+	}
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+// ownerKey is the work queue key of an owner: "namespace/name".
+func ownerKey(o metav1.Object) string {
+	if ns := o.GetNamespace(); ns != "" {
+		return ns + "/" + o.GetName()
+	}
+	return o.GetName()
+}
+
+func (c *Controller[O]) enqueue(o O) { c.queue.Add(ownerKey(o)) }
+
+func (c *Controller[O]) enqueueAfter(o O, d time.Duration) { c.queue.AddAfter(ownerKey(o), d) }
+
+// object returns o as the runtime.Object that events and pod control need;
+// New checked that O is one.
+func object[O metav1.Object](o O) runtime.Object { return any(o).(runtime.Object) }

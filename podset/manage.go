@@ -1,0 +1,190 @@
+package podset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/podranking"
+	"github.com/ctrlkit/ctrlkit/podstate"
+	"github.com/ctrlkit/ctrlkit/slowstart"
+)
+
+// ScaleDownDecision describes one scale-down: which pods the controller chose
+// among how many, and for each the rule that put it before the first pod kept.
+type ScaleDownDecision struct {
+	// Kind, Namespace and Name identify the owner.
+	Kind, Namespace, Name string
+	// Candidates is the number of active pods the owner had.
+	Candidates int
+	// Chosen are the pods being deleted, first choice first.
+	Chosen []*v1.Pod
+	// Reasons[i] explains why Chosen[i] went before the first pod kept. It is
+	// empty when every pod goes, as there is no choice to explain then.
+	Reasons []podranking.Decision
+}
+
+// ScaleDownFunc receives scale-down decisions; see WithScaleDownReporter.
+type ScaleDownFunc func(ScaleDownDecision)
+
+// desired is the owner's desired count, never negative.
+func (c *Controller[O]) desired(o O) int { return int(max(c.kind.Replicas(o), 0)) }
+
+// manageReplicas creates or deletes at most burst pods to move the active
+// count towards the desired count. Expectations are raised before the first
+// API call, so the pods' own events can never arrive ahead of them.
+func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, active []*v1.Pod) error {
+	diff := len(active) - c.desired(o)
+	switch {
+	case diff < 0:
+		return c.createPods(ctx, o, expKey, min(-diff, c.cfg.burst))
+	case diff > 0:
+		return c.deletePods(ctx, o, expKey, active, min(diff, c.cfg.burst))
+	}
+	return nil
+}
+
+func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n int) error {
+	logger := klog.FromContext(ctx)
+	if err := c.expectations.ExpectCreations(expKey, n); err != nil {
+		return fmt.Errorf("recording %d expected creations: %w", n, err)
+	}
+	logger.V(2).Info("Too few replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "creating", n)
+	ref := metav1.NewControllerRef(o, c.gvk)
+	tmpl, obj := c.kind.Template(o), object(o)
+	successes, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
+		err := c.podControl.CreatePods(ctx, o.GetNamespace(), tmpl, obj, ref)
+		if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
+			// The namespace is going away and so are we; retrying would
+			// only spin.
+			return nil
+		}
+		return err
+	})
+	// Creations that failed or never started will never be observed: take
+	// them off the count, or the owner would sleep until the TTL expires.
+	if skipped := n - successes; skipped > 0 {
+		logger.V(2).Info("Slow-start failure; lowering expectations", "kind", c.gvk.Kind, "owner", klog.KObj(o), "skipped", skipped)
+		c.expectations.LowerExpectations(expKey, skipped, 0)
+	}
+	if err != nil {
+		return fmt.Errorf("creating pods for %s %s/%s: %w", c.gvk.Kind, o.GetNamespace(), o.GetName(), err)
+	}
+	return nil
+}
+
+func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, active []*v1.Pod, n int) error {
+	logger := klog.FromContext(ctx)
+	logger.V(2).Info("Too many replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "deleting", n)
+	related, err := c.relatedPods(o)
+	if err != nil {
+		// Ranking without siblings is still a valid choice, only a less
+		// spread one.
+		logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
+	}
+	sel := podranking.NewSelector(c.rankingOptions()...)
+	victims := sel.PodsToDelete(active, related, n)
+	c.reportScaleDown(sel, o, active, related, victims)
+
+	keys := make([]string, len(victims))
+	for i, pod := range victims {
+		keys[i] = podstate.Key(pod)
+	}
+	if err := c.expectations.ExpectDeletions(expKey, keys); err != nil {
+		return fmt.Errorf("recording %d expected deletions: %w", len(keys), err)
+	}
+	obj := object(o)
+	errs := make([]error, len(victims))
+	var wg sync.WaitGroup
+	for i, pod := range victims {
+		wg.Go(func() {
+			err := c.podControl.DeletePod(ctx, o.GetNamespace(), pod.Name, obj)
+			if err == nil {
+				return
+			}
+			// The delete event will not come for this pod, so observe it
+			// here; NotFound means someone else deleted it, which is fine.
+			c.expectations.DeletionObserved(expKey, keys[i])
+			if !apierrors.IsNotFound(err) {
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("deleting pods of %s %s/%s: %w", c.gvk.Kind, o.GetNamespace(), o.GetName(), err)
+	}
+	return nil
+}
+
+// rankingOptions reads the two ranking gates for this sync.
+func (c *Controller[O]) rankingOptions() []podranking.Option {
+	opts := []podranking.Option{podranking.WithClock(c.cfg.clock)}
+	if !c.cfg.gates(PodDeletionCost) {
+		opts = append(opts, podranking.WithoutDeletionCost())
+	}
+	if !c.cfg.gates(LogarithmicScaleDown) {
+		opts = append(opts, podranking.WithoutLogarithmicScaleDown())
+	}
+	return opts
+}
+
+// relatedPods returns the pods of every sibling owner (o included), active or
+// not, each once: a scale-down prefers pods whose node runs many of them.
+// Without a SiblingLister, or for an owner without a controller, there are
+// none, as upstream finds no related pods then.
+func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
+	if c.siblings == nil {
+		return nil, nil
+	}
+	siblings, err := c.siblings.Siblings(o)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[types.UID]bool)
+	var out []*v1.Pod
+	for _, s := range siblings {
+		selector, err := c.kind.Selector(s)
+		if err != nil {
+			continue
+		}
+		pods, err := c.podLister.Pods(s.GetNamespace()).List(selector)
+		if err != nil {
+			return nil, fmt.Errorf("listing pods of %s/%s: %w", s.GetNamespace(), s.GetName(), err)
+		}
+		for _, pod := range pods {
+			if !seen[pod.UID] {
+				seen[pod.UID] = true
+				out = append(out, pod)
+			}
+		}
+	}
+	return out, nil
+}
+
+// reportScaleDown explains each victim against the first survivor, the pod
+// that would have gone next.
+func (c *Controller[O]) reportScaleDown(sel *podranking.Selector, o O, active, related, victims []*v1.Pod) {
+	if c.cfg.onScaleDown == nil {
+		return
+	}
+	d := ScaleDownDecision{
+		Kind: c.gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName(),
+		Candidates: len(active), Chosen: victims,
+	}
+	if len(victims) < len(active) {
+		order := sel.Order(active, related)
+		survivor := order[len(victims)]
+		for _, v := range victims {
+			d.Reasons = append(d.Reasons, sel.Explain(active, related, v, survivor))
+		}
+	}
+	c.cfg.onScaleDown(d)
+}

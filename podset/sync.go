@@ -1,0 +1,260 @@
+package podset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podstate"
+)
+
+// ReasonSelectorInvalid is the Warning event recorded on an owner whose
+// selector cannot be used; the owner is then left alone until it changes,
+// instead of being retried in a hot loop.
+const ReasonSelectorInvalid = "SelectorInvalid"
+
+// Sync brings one owner, named by its "namespace/name" key, to its desired
+// pod count and writes its status. It is upstream's syncReplicaSet: the
+// read-your-writes check, the expectations gate read before the pods,
+// claim, create or delete, status, and the next availability check. It must
+// not run concurrently for the same key; the work queue guarantees that.
+func (c *Controller[O]) Sync(ctx context.Context, key string) error {
+	logger := klog.FromContext(ctx)
+	start := c.cfg.clock.Now()
+	defer func() {
+		// Checked first so that, at the usual verbosity, the arguments are
+		// not evaluated and boxed on every sync.
+		if v := logger.V(4); v.Enabled() {
+			v.Info("Finished syncing", "kind", c.gvk.Kind, "key", key, "duration", c.cfg.clock.Since(start))
+		}
+	}()
+	gates := c.cfg.gates
+
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return fmt.Errorf("bad queue key %q: %w", key, err)
+	}
+	// A cache older than our own last write for this owner would show pods
+	// or a status we have already moved past: wait for it (the error
+	// matches consistency.ErrStaleCache and requeues with backoff).
+	guard := c.guard
+	if !gates(StaleControllerConsistencyReplicaSet) {
+		guard = nil
+	}
+	if guard != nil {
+		if err := guard.EnsureReady(key); err != nil {
+			return err
+		}
+	}
+	o, err := c.kind.Get(namespace, name)
+	if apierrors.IsNotFound(err) {
+		// The delete handler has already dropped the expectations of the
+		// incarnation that went away; with UID-bound keys there is no other
+		// record this name could reach.
+		logger.V(4).Info("Owner deleted", "kind", c.gvk.Kind, "key", key)
+		if c.guard != nil {
+			c.guard.Clear(key)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s from the cache: %w", c.gvk.Kind, key, err)
+	}
+	expKey := expectations.OwnerKeyFor(o)
+
+	// Read the gate before the pods: a pod observed after this point cannot
+	// make the count look short and trigger an extra creation.
+	needsSync := c.expectations.SatisfiedExpectations(expKey)
+
+	selector, err := c.kind.Selector(o)
+	if err != nil {
+		// Retrying cannot fix the object; the next update of it will.
+		c.recorder.Eventf(object(o), v1.EventTypeWarning, ReasonSelectorInvalid, "Invalid selector: %v", err)
+		logger.Error(err, "Invalid selector; not syncing until the object changes", "kind", c.gvk.Kind, "key", key)
+		return nil
+	}
+
+	allPods, err := c.candidatePods(o)
+	if err != nil {
+		return err
+	}
+	activeCandidates, terminatingCandidates := splitByPhase(allPods)
+	active, err := c.claimPods(ctx, o, selector, activeCandidates)
+	if err != nil {
+		return err
+	}
+	withTerminating := gates(DeploymentReplicaSetTerminatingReplicas)
+	var terminating []*v1.Pod
+	if withTerminating {
+		terminating = claimedOnly(o, selector, terminatingCandidates)
+	}
+
+	var manageErr error
+	if needsSync && o.GetDeletionTimestamp() == nil {
+		manageErr = c.manageReplicas(ctx, o, expKey, active)
+	} else if !needsSync {
+		c.requeueAtExpiry(key, expKey)
+	}
+	now := c.cfg.clock.Now()
+	tmpl := c.kind.Template(o)
+	in := StatusInput{
+		Active: active, Terminating: terminating, TerminatingReplicas: withTerminating,
+		ManageErr: manageErr, Now: now, minReadySeconds: c.kind.MinReadySeconds(o),
+	}
+	if tmpl != nil {
+		in.templateLabels = tmpl.Labels
+	}
+	updated, err := c.kind.UpdateStatus(ctx, o, in)
+	if err != nil {
+		// A failed status write wins over a manageReplicas error: both
+		// requeue, and the next sync retries both.
+		return fmt.Errorf("updating status of %s %s: %w", c.gvk.Kind, key, err)
+	}
+	if guard != nil {
+		guard.WroteAt(expKey, c.ownerGR, updated.GetResourceVersion())
+	}
+	if manageErr != nil {
+		return manageErr
+	}
+	if d, ok := c.nextAvailabilityCheck(in, active, now); ok {
+		c.queue.AddAfter(key, d)
+	}
+	return nil
+}
+
+// requeueAtExpiry schedules the owner for the moment its unmet expectations
+// expire. Without it an owner whose pod creation is never observed would
+// sleep until some unrelated event, forever with resync disabled; upstream
+// relies on the informer resync for this.
+func (c *Controller[O]) requeueAtExpiry(key, expKey string) {
+	exp, ok, err := c.expectations.GetExpectations(expKey)
+	if err != nil || !ok {
+		return
+	}
+	// Expiry is strictly after the TTL: aim just past it.
+	at := exp.Timestamp().Add(expectations.ExpectationsTimeout + time.Millisecond)
+	c.queue.AddAfter(key, max(at.Sub(c.cfg.clock.Now()), 0))
+}
+
+// claimPods adopts matching orphans and releases owned pods that no longer
+// match. Adoption first re-reads the owner from the API server: a cached copy
+// may not show that it is being deleted, and adopting then would leave pods
+// behind the garbage collector (kubernetes#42639).
+func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod) ([]*v1.Pod, error) {
+	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
+		fresh, err := c.kind.GetUncached(ctx, o.GetNamespace(), o.GetName())
+		if err != nil {
+			return nil, err
+		}
+		if fresh.GetUID() != o.GetUID() {
+			return nil, fmt.Errorf("original %s %s/%s is gone: got uid %v, wanted %v",
+				c.gvk.Kind, o.GetNamespace(), o.GetName(), fresh.GetUID(), o.GetUID())
+		}
+		return fresh, nil
+	})
+	m := claim.NewPodControllerRefManager(c.podControl, o, selector, c.gvk, canAdopt)
+	return m.ClaimPods(ctx, pods)
+}
+
+// splitByPhase is podstate.FilterActive and podstate.FilterTerminating in
+// one pass: each filter reads every pod twice (count, then copy), so a sync
+// would otherwise touch each candidate pod four times before claiming. Like
+// the filters it keeps input order, drops nil entries and returns nil for an
+// empty result.
+//
+// In the steady state every candidate is active; active is then pods itself,
+// not a copy. Callers only read it (the claim builds its own result), so the
+// sharing is safe and saves an allocation the size of the owner.
+func splitByPhase(pods []*v1.Pod) (active, terminating []*v1.Pod) {
+	// pods[:kept] are active for as long as no other pod has been seen;
+	// active is allocated only at the first pod that is not.
+	kept := 0
+	shared := true
+	for i, pod := range pods {
+		isActive := podstate.IsActive(pod)
+		if shared {
+			if isActive {
+				kept++
+				continue
+			}
+			shared = false
+			active = make([]*v1.Pod, kept, kept+len(pods)-i-1)
+			copy(active, pods[:kept])
+		}
+		switch {
+		case isActive:
+			active = append(active, pod)
+		case podstate.IsTerminating(pod):
+			terminating = append(terminating, pod)
+		}
+	}
+	if shared {
+		active = pods[:kept:kept]
+	}
+	if len(active) == 0 {
+		active = nil
+	}
+	return active, terminating
+}
+
+// claimedOnly keeps the pods o controls and still selects, without adopting
+// anything: terminating pods are counted, never claimed.
+func claimedOnly(o metav1.Object, selector labels.Selector, pods []*v1.Pod) []*v1.Pod {
+	var out []*v1.Pod
+	uid := o.GetUID()
+	for _, pod := range pods {
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.UID == uid && selector.Matches(labels.Set(pod.Labels)) {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
+// nextAvailabilityCheck says when to look again at an owner some of whose
+// ready pods are not yet available: at the exact moment the first of them
+// passes minReadySeconds, measured on the clock, or at once if that moment
+// has already gone by. ok is false when no check is needed. The counts are
+// those the status was written from.
+func (c *Controller[O]) nextAvailabilityCheck(in StatusInput, active []*v1.Pod, evaluatedAt time.Time) (time.Duration, bool) {
+	mrs := in.minReadySeconds
+	if mrs <= 0 {
+		return 0, false
+	}
+	if counts := in.Counts(); counts.ReadyReplicas == counts.AvailableReplicas {
+		return 0, false
+	}
+	minReady := time.Duration(mrs) * time.Second
+	var earliest time.Time
+	for _, pod := range active {
+		if !podstate.IsReady(pod) {
+			continue
+		}
+		since := podstate.ReadyTime(pod)
+		if since.IsZero() {
+			continue
+		}
+		at := since.Add(minReady)
+		// Pods already available when the status was computed need no check.
+		if !at.After(evaluatedAt) {
+			continue
+		}
+		if earliest.IsZero() || at.Before(earliest) {
+			earliest = at
+		}
+	}
+	if earliest.IsZero() {
+		// Nothing pending by the pods' clocks: fall back to a full period,
+		// the last line of defence against skew.
+		return minReady, true
+	}
+	return max(earliest.Sub(c.cfg.clock.Now()), 0), true
+}
