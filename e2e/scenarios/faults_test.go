@@ -272,11 +272,20 @@ func TestFaultWatchExpiryRelist(t *testing.T) {
 	start := time.Now()
 
 	for name, n := range map[string]int32{"up": 20, "down": 4, "hurt": 5} {
-		rs := s.waitRS(name, 2*time.Minute, fmt.Sprintf("%s at %d replicas after the relist", name, n), func(rs *appsv1.ReplicaSet) bool {
-			return rs.Status.Replicas == n
+		// "hurt" kept its spec and status, so its status alone cannot show
+		// that the deleted pod was replaced: wait for the pods themselves.
+		var rs *appsv1.ReplicaSet
+		s.eventually(2*time.Minute, fmt.Sprintf("%s at %d pods and replicas after the relist", name, n), func() (bool, string) {
+			var err error
+			rs, err = s.client.AppsV1().ReplicaSets(s.ns).Get(s.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			pods := len(ownedBy(activePods(s.listPods("app="+name)), rs.UID))
+			return pods == int(n) && rs.Status.Replicas == n && rs.Status.ObservedGeneration >= rs.Generation,
+				fmt.Sprintf("%d pods, status %+v", pods, rs.Status)
 		})
 		requireRSStatus(t, rs, n)
-		assert.Len(t, ownedBy(activePods(s.listPods("app="+name)), rs.UID), int(n), "pods of %s", name)
 	}
 	t.Logf("converged %s after the watches were let through", time.Since(start).Round(time.Millisecond))
 
