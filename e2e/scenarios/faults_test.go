@@ -375,9 +375,9 @@ func TestFaultCreateSucceededButTimedOut(t *testing.T) {
 
 	start := time.Now()
 	s.scaleRS("web", replicas)
-	rs := s.waitRS("web", 5*time.Minute, "200 replicas", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == replicas })
+	s.waitRS("web", 5*time.Minute, "200 replicas", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == replicas })
 	h := s.settle(rec, 3*time.Second)
-	rs = s.waitRS("web", time.Minute, "200 replicas after settling", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == replicas })
+	rs := s.waitRS("web", time.Minute, "200 replicas after settling", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == replicas })
 	t.Logf("converged in %s", time.Since(start).Round(time.Millisecond))
 
 	injected := int(fault.injected.Load())
