@@ -35,6 +35,11 @@ import (
 // adoption rather than creation count like any other; a scenario that adopts
 // a surplus orphan says so with allow.
 //
+// The spec in force is the apiserver's, not the one the controller had seen:
+// a create decided from a cache that predates a scale-down can land after
+// it, and counts as an excess. Scenarios therefore scale down only once
+// their creates have landed.
+//
 // One caveat: after a relist, an informer reports a deletion it missed with
 // no revision; the sampler then places it at the latest revision seen, which
 // can only overstate the count. The scenarios run on watches that never

@@ -52,6 +52,13 @@ func TestFaultShippedRBACCoversEveryVerb(t *testing.T) {
 		}
 		return metav1.GetControllerOf(p) == nil, fmt.Sprintf("owners %v", p.OwnerReferences)
 	})
+	// Scale down only once the replacement exists: a create decided before
+	// a scale-down can land after it, which the over-creation check would
+	// rightly count against the smaller spec.
+	s.eventually(time.Minute, "a replacement for the released pod", func() (bool, string) {
+		n := len(ownedBy(activePods(s.listPods("app=rbac")), rs.UID))
+		return n == 5, fmt.Sprintf("%d pods", n)
+	})
 	s.scaleRS("web", 2)
 	rs = s.waitRS("web", time.Minute, "2 replicas", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 2 })
 	requireRSStatus(t, rs, 2)
