@@ -57,6 +57,27 @@ type apiTracker struct {
 	log      []loggedEvent
 	oldestRV int64 // a watch from this resourceVersion or later can resume
 	watchers map[*relayWatcher]struct{}
+	// feeders follow the plain tracker underneath, one per watched kind,
+	// for writes made straight to it (fake.Clientset.Tracker()) that never
+	// pass through this tracker. echoes counts the events of this
+	// tracker's own writes that a feeder will see again and must skip.
+	feeders map[schema.GroupVersionResource]*feeder
+	echoes  map[echoKey]int
+}
+
+// echoKey identifies one event of the plain tracker.
+type echoKey struct {
+	eventType       watch.EventType
+	namespace, name string
+	resourceVersion string
+}
+
+// feeder relays the plain tracker's events for one kind while that kind is
+// watched.
+type feeder struct {
+	source  watch.Interface
+	watches int
+	done    chan struct{}
 }
 
 func newAPITracker(inner k8stesting.ObjectTracker, now func() time.Time) *apiTracker {
@@ -65,6 +86,8 @@ func newAPITracker(inner k8stesting.ObjectTracker, now func() time.Time) *apiTra
 		now:           now,
 		current:       map[schema.GroupVersionResource]map[types.NamespacedName]runtime.Object{},
 		watchers:      map[*relayWatcher]struct{}{},
+		feeders:       map[schema.GroupVersionResource]*feeder{},
+		echoes:        map[echoKey]int{},
 	}
 }
 
@@ -74,8 +97,22 @@ func (t *apiTracker) nextResourceVersion() string {
 }
 
 // record remembers a write that has succeeded and sends it to the open
-// watches. mu must be held.
+// watches; a feeder will skip its echo. mu must be held, and catchUp must
+// have run before the write.
 func (t *apiTracker) record(gvr schema.GroupVersionResource, namespace, name string, eventType watch.EventType, obj runtime.Object) {
+	if t.feeders[gvr] != nil {
+		rv := ""
+		if m, err := meta.Accessor(obj); err == nil {
+			rv = m.GetResourceVersion()
+		}
+		t.echoes[echoKey{eventType, namespace, name, rv}]++
+	}
+	t.dispatch(gvr, namespace, name, eventType, obj)
+}
+
+// dispatch remembers an event and sends it to the open watches. mu must be
+// held.
+func (t *apiTracker) dispatch(gvr schema.GroupVersionResource, namespace, name string, eventType watch.EventType, obj runtime.Object) {
 	obj = obj.DeepCopyObject()
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	if eventType == watch.Deleted {
@@ -115,6 +152,7 @@ func (t *apiTracker) Add(obj runtime.Object) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if m.GetUID() == "" {
 		m.SetUID(uuid.NewUUID())
 	}
@@ -138,6 +176,7 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if m.GetName() == "" {
 		if m.GetGenerateName() == "" {
 			return apierrors.NewBadRequest("simulated apiserver: name or generateName is required")
@@ -166,6 +205,7 @@ func (t *apiTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if ns == "" {
 		ns = m.GetNamespace()
 	}
@@ -201,6 +241,7 @@ func (t *apiTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if ns == "" {
 		ns = m.GetNamespace()
 	}
@@ -223,6 +264,7 @@ func (t *apiTracker) Apply(gvr schema.GroupVersionResource, _ runtime.Object, _ 
 func (t *apiTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	obj, err := t.ObjectTracker.Get(gvr, ns, name)
 	if err != nil {
 		return err
@@ -230,10 +272,15 @@ func (t *apiTracker) Delete(gvr schema.GroupVersionResource, ns, name string, op
 	if err := t.ObjectTracker.Delete(gvr, ns, name, opts...); err != nil {
 		return err
 	}
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetResourceVersion(t.nextResourceVersion())
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: delete %s: %w", gvr.Resource, err)
 	}
-	t.record(gvr, ns, name, watch.Deleted, obj)
+	if t.feeders[gvr] != nil {
+		t.echoes[echoKey{watch.Deleted, ns, name, m.GetResourceVersion()}]++
+	}
+	m.SetResourceVersion(t.nextResourceVersion())
+	t.dispatch(gvr, ns, name, watch.Deleted, obj)
 	return nil
 }
 
@@ -286,14 +333,127 @@ func (t *apiTracker) Watch(gvr schema.GroupVersionResource, ns string, opts ...m
 			}
 		}
 	}
+	if err := t.follow(gvr); err != nil {
+		w.stopLocked()
+		return nil, err
+	}
 	t.watchers[w] = struct{}{}
 	return w, nil
 }
 
+// unregister forgets a stopped watch, and stops following its kind when it
+// was the last watch on it.
 func (t *apiTracker) unregister(w *relayWatcher) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	delete(t.watchers, w)
+	f := t.feeders[w.gvr]
+	f.watches--
+	if f.watches > 0 {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.feeders, w.gvr)
+	f.source.Stop()
+	t.mu.Unlock()
+	<-f.done
+}
+
+// follow makes sure a feeder follows gvr on the plain tracker. mu must be
+// held.
+func (t *apiTracker) follow(gvr schema.GroupVersionResource) error {
+	if f := t.feeders[gvr]; f != nil {
+		f.watches++
+		return nil
+	}
+	// Without list options the plain tracker replays nothing, so its
+	// 100-event buffer starts empty.
+	source, err := t.ObjectTracker.Watch(gvr, "")
+	if err != nil {
+		return err
+	}
+	f := &feeder{source: source, watches: 1, done: make(chan struct{})}
+	t.feeders[gvr] = f
+	go func() {
+		defer close(f.done)
+		for e := range source.ResultChan() {
+			t.mu.Lock()
+			t.fromPlainTracker(gvr, e)
+			t.drain(gvr, f)
+			t.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// catchUp handles what a feeder holds before a write through this tracker,
+// so the plain tracker's events keep their order relative to it. mu must be
+// held.
+func (t *apiTracker) catchUp(gvr schema.GroupVersionResource) {
+	if f := t.feeders[gvr]; f != nil {
+		t.drain(gvr, f)
+	}
+}
+
+// drain takes every event the feeder holds without waiting. Each of this
+// tracker's writes calls it first (catchUp), so the plain tracker's buffer holds at most the
+// writes made straight to it since. mu must be held.
+func (t *apiTracker) drain(gvr schema.GroupVersionResource, f *feeder) {
+	for {
+		select {
+		case e, ok := <-f.source.ResultChan():
+			if !ok {
+				return
+			}
+			t.fromPlainTracker(gvr, e)
+		default:
+			return
+		}
+	}
+}
+
+// fromPlainTracker handles one event of the plain tracker. The echo of this
+// tracker's own write is skipped (it was sent already). A write made
+// straight to the plain tracker is taken into this tracker's resourceVersion
+// sequence and sent as the object's current state, so a late event can never
+// leave a watcher with a stale object. mu must be held.
+func (t *apiTracker) fromPlainTracker(gvr schema.GroupVersionResource, e watch.Event) {
+	m, err := meta.Accessor(e.Object)
+	if err != nil {
+		return
+	}
+	key := echoKey{e.Type, m.GetNamespace(), m.GetName(), m.GetResourceVersion()}
+	if t.echoes[key] > 0 {
+		if t.echoes[key]--; t.echoes[key] == 0 {
+			delete(t.echoes, key)
+		}
+		return
+	}
+	ns, name := m.GetNamespace(), m.GetName()
+	current, err := t.ObjectTracker.Get(gvr, ns, name)
+	if err != nil {
+		if _, known := t.current[gvr][types.NamespacedName{Namespace: ns, Name: name}]; known || e.Type == watch.Deleted {
+			gone := e.Object.DeepCopyObject()
+			if gm, err := meta.Accessor(gone); err == nil {
+				gm.SetResourceVersion(t.nextResourceVersion())
+			}
+			t.dispatch(gvr, ns, name, watch.Deleted, gone)
+		}
+		return
+	}
+	cm, err := meta.Accessor(current)
+	if err != nil {
+		return
+	}
+	eventType := watch.Modified
+	if _, known := t.current[gvr][types.NamespacedName{Namespace: ns, Name: name}]; !known {
+		eventType = watch.Added
+	}
+	cm.SetResourceVersion(t.nextResourceVersion())
+	t.echoes[echoKey{watch.Modified, ns, name, cm.GetResourceVersion()}]++
+	if err := t.ObjectTracker.Update(gvr, current, ns); err != nil {
+		return
+	}
+	t.dispatch(gvr, ns, name, eventType, current)
 }
 
 // openWatches counts the watches not yet stopped.

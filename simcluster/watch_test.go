@@ -147,3 +147,42 @@ func TestWatchTooOld(t *testing.T) {
 	_, err = pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "1"})
 	assert.True(t, apierrors.IsResourceExpired(err) || apierrors.IsGone(err), "%v", err)
 }
+
+// Writes made straight to the fake clientset's own tracker, as tests do to
+// set the scene without recording actions, reach watches too, and join the
+// cluster's resourceVersion sequence so later client writes don't conflict.
+func TestWatchSeesPlainTrackerWrites(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	c := New(WithNodes(0))
+	pods := c.Client().CoreV1().Pods("default")
+	w, err := pods.Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	gvr := v1.SchemeGroupVersion.WithResource("pods")
+	p := pendingPod("")
+	p.Name = "raw"
+	p.Namespace = "default"
+	require.NoError(t, c.Client().Tracker().Add(p))
+	p.Labels = map[string]string{"v": "2"}
+	require.NoError(t, c.Client().Tracker().Update(gvr, p, "default"))
+	_, err = pods.Create(ctx, pendingPod("api-"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	events := readEvents(t, w, 3)
+	require.Equal(t, watch.Added, events[0].Type)
+	last := events[1].Object.(*v1.Pod)
+	assert.Equal(t, "raw", last.Name)
+	assert.Equal(t, "2", last.Labels["v"], "the current state, whatever the interleaving")
+	assert.Equal(t, "api-", events[2].Object.(*v1.Pod).GenerateName)
+
+	// The watched copy's resourceVersion is the stored one: an update from
+	// it succeeds.
+	last.Labels["v"] = "3"
+	_, err = pods.Update(ctx, last, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, watch.Modified, readEvents(t, w, 1)[0].Type)
+
+	require.NoError(t, c.Client().Tracker().Delete(gvr, "default", "raw"))
+	assert.Equal(t, watch.Deleted, readEvents(t, w, 1)[0].Type)
+	w.Stop()
+}
