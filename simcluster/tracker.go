@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,17 +60,8 @@ type apiTracker struct {
 	watchers map[*relayWatcher]struct{}
 	// feeders follow the plain tracker underneath, one per watched kind,
 	// for writes made straight to it (fake.Clientset.Tracker()) that never
-	// pass through this tracker. echoes counts the events of this
-	// tracker's own writes that a feeder will see again and must skip.
+	// pass through this tracker.
 	feeders map[schema.GroupVersionResource]*feeder
-	echoes  map[echoKey]int
-}
-
-// echoKey identifies one event of the plain tracker.
-type echoKey struct {
-	eventType       watch.EventType
-	namespace, name string
-	resourceVersion string
 }
 
 // feeder relays the plain tracker's events for one kind while that kind is
@@ -87,7 +79,6 @@ func newAPITracker(inner k8stesting.ObjectTracker, now func() time.Time) *apiTra
 		current:       map[schema.GroupVersionResource]map[types.NamespacedName]runtime.Object{},
 		watchers:      map[*relayWatcher]struct{}{},
 		feeders:       map[schema.GroupVersionResource]*feeder{},
-		echoes:        map[echoKey]int{},
 	}
 }
 
@@ -97,16 +88,9 @@ func (t *apiTracker) nextResourceVersion() string {
 }
 
 // record remembers a write that has succeeded and sends it to the open
-// watches; a feeder will skip its echo. mu must be held, and catchUp must
+// watches. mu must be held, and catchUp must
 // have run before the write.
 func (t *apiTracker) record(gvr schema.GroupVersionResource, namespace, name string, eventType watch.EventType, obj runtime.Object) {
-	if t.feeders[gvr] != nil {
-		rv := ""
-		if m, err := meta.Accessor(obj); err == nil {
-			rv = m.GetResourceVersion()
-		}
-		t.echoes[echoKey{eventType, namespace, name, rv}]++
-	}
 	t.dispatch(gvr, namespace, name, eventType, obj)
 }
 
@@ -276,9 +260,6 @@ func (t *apiTracker) Delete(gvr schema.GroupVersionResource, ns, name string, op
 	if err != nil {
 		return fmt.Errorf("simulated apiserver: delete %s: %w", gvr.Resource, err)
 	}
-	if t.feeders[gvr] != nil {
-		t.echoes[echoKey{watch.Deleted, ns, name, m.GetResourceVersion()}]++
-	}
 	m.SetResourceVersion(t.nextResourceVersion())
 	t.dispatch(gvr, ns, name, watch.Deleted, obj)
 	return nil
@@ -411,28 +392,23 @@ func (t *apiTracker) drain(gvr schema.GroupVersionResource, f *feeder) {
 	}
 }
 
-// fromPlainTracker handles one event of the plain tracker. The echo of this
-// tracker's own write is skipped (it was sent already). A write made
-// straight to the plain tracker is taken into this tracker's resourceVersion
-// sequence and sent as the object's current state, so a late event can never
-// leave a watcher with a stale object. mu must be held.
+// fromPlainTracker handles one event of the plain tracker by comparing the
+// object's stored state with the last state sent to watches: the echo of
+// this tracker's own write finds them equal and is skipped; a write made
+// straight to the plain tracker is taken into this tracker's
+// resourceVersion sequence and sent as the object's current state, so a late
+// event can never leave a watcher with a stale object. mu must be held.
 func (t *apiTracker) fromPlainTracker(gvr schema.GroupVersionResource, e watch.Event) {
 	m, err := meta.Accessor(e.Object)
 	if err != nil {
 		return
 	}
-	key := echoKey{e.Type, m.GetNamespace(), m.GetName(), m.GetResourceVersion()}
-	if t.echoes[key] > 0 {
-		if t.echoes[key]--; t.echoes[key] == 0 {
-			delete(t.echoes, key)
-		}
-		return
-	}
 	ns, name := m.GetNamespace(), m.GetName()
-	current, err := t.ObjectTracker.Get(gvr, ns, name)
+	sent, known := t.current[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	stored, err := t.ObjectTracker.Get(gvr, ns, name)
 	if err != nil {
-		if _, known := t.current[gvr][types.NamespacedName{Namespace: ns, Name: name}]; known || e.Type == watch.Deleted {
-			gone := e.Object.DeepCopyObject()
+		if known {
+			gone := sent.DeepCopyObject()
 			if gm, err := meta.Accessor(gone); err == nil {
 				gm.SetResourceVersion(t.nextResourceVersion())
 			}
@@ -440,20 +416,22 @@ func (t *apiTracker) fromPlainTracker(gvr schema.GroupVersionResource, e watch.E
 		}
 		return
 	}
-	cm, err := meta.Accessor(current)
+	if known && equality.Semantic.DeepEqual(sent, stored) {
+		return
+	}
+	sm, err := meta.Accessor(stored)
 	if err != nil {
 		return
 	}
-	eventType := watch.Modified
-	if _, known := t.current[gvr][types.NamespacedName{Namespace: ns, Name: name}]; !known {
-		eventType = watch.Added
-	}
-	cm.SetResourceVersion(t.nextResourceVersion())
-	t.echoes[echoKey{watch.Modified, ns, name, cm.GetResourceVersion()}]++
-	if err := t.ObjectTracker.Update(gvr, current, ns); err != nil {
+	sm.SetResourceVersion(t.nextResourceVersion())
+	if err := t.ObjectTracker.Update(gvr, stored, ns); err != nil {
 		return
 	}
-	t.dispatch(gvr, ns, name, eventType, current)
+	eventType := watch.Modified
+	if !known {
+		eventType = watch.Added
+	}
+	t.dispatch(gvr, ns, name, eventType, stored)
 }
 
 // openWatches counts the watches not yet stopped.
