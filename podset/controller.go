@@ -121,7 +121,7 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	c.podControl = cfg.podControl
 	if c.podControl == nil {
-		var pcOpts []podcontrol.PodControlOption
+		var pcOpts []podcontrol.Option
 		if c.guard != nil {
 			pcOpts = append(pcOpts, podcontrol.WithOnWrite(c.podWritten))
 		}
