@@ -254,8 +254,10 @@ func runHeapChild(b *testing.B, impl string, conn heapConn) uint64 {
 //     deletionGracePeriodSeconds;
 //   - ranking on scale-down: creationTimestamp, the pod-deletion-cost
 //     annotation, spec.nodeName, status.phase, the Ready condition (with its
-//     lastTransitionTime, also the availability clock), and the restart
-//     counts of container and init container statuses.
+//     lastTransitionTime, also the availability clock), the restart
+//     counts of container and init container statuses, and the name and
+//     restartPolicy of init containers that have one (sidecars' restarts
+//     are ranked apart).
 //
 // Everything else (spec containers and volumes, managedFields, other
 // annotations and conditions, IPs, images) is dropped. The objects are the
@@ -277,6 +279,13 @@ func trimPod(obj any) (any, error) {
 		},
 		Spec:   v1.PodSpec{NodeName: p.Spec.NodeName},
 		Status: v1.PodStatus{Phase: p.Status.Phase},
+	}
+	// Ranking counts the restarts of sidecars (init containers that restart
+	// always) apart from the others: it needs their names and policy.
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil {
+			out.Spec.InitContainers = append(out.Spec.InitContainers, v1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy})
+		}
 	}
 	if cost, ok := p.Annotations[deletionCostAnnotation]; ok {
 		out.Annotations = map[string]string{deletionCostAnnotation: cost}

@@ -65,8 +65,13 @@ func trimCase(seed uint64, replicas int32, minReady int32) (*appsv1.ReplicaSet, 
 			Status: v1.PodStatus{
 				Phase: v1.PodRunning, PodIP: "10.0.0.1",
 				ContainerStatuses:     []v1.ContainerStatus{{Name: "c", RestartCount: int32(r.IntN(3)), Image: "img", Ready: true}},
-				InitContainerStatuses: []v1.ContainerStatus{{Name: "i", RestartCount: int32(r.IntN(2))}},
+				InitContainerStatuses: []v1.ContainerStatus{{Name: "i", RestartCount: int32(r.IntN(3))}},
 			},
+		}
+		if r.IntN(2) == 0 {
+			p.Spec.InitContainers = []v1.Container{{Name: "i", Image: "img", RestartPolicy: ptr.To(v1.ContainerRestartPolicyAlways)}}
+		} else {
+			p.Spec.InitContainers = []v1.Container{{Name: "i", Image: "img"}}
 		}
 		switch k := r.IntN(10); {
 		case k == 0:
@@ -188,11 +193,11 @@ func syncOnce(t *testing.T, impl string, rs *appsv1.ReplicaSet, pods []*v1.Pod, 
 // requires the same deletions, adoptions and status on each side: the
 // controllers read nothing trimPod drops.
 func TestTrimPodKeepsDecisions(t *testing.T) {
-	for seed := range uint64(20) {
+	for seed := range uint64(40) {
 		for _, c := range []struct {
 			name               string
 			replicas, minReady int32
-		}{{"scaleDown", 20, 0}, {"scaleUp", 80, 0}, {"minReady", 20, 600}} {
+		}{{"scaleDown", 20, 0}, {"scaleDownFew", 40, 0}, {"scaleUp", 80, 0}, {"minReady", 20, 600}} {
 			rs, pods := trimCase(seed, c.replicas, c.minReady)
 			for _, impl := range []string{"upstream", "ctrlkit"} {
 				full := syncOnce(t, impl, rs, pods, false)
