@@ -21,7 +21,7 @@ func BenchmarkClaimPods(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("owned/pods=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			m := NewPodControllerRefManager(&FakePodControl{}, c, productionSelector, fakeKind, nil)
+			m := NewPodControllerRefManager(&fakePodPatcher{}, c, productionSelector, fakeKind, nil)
 			for b.Loop() {
 				claimed, err := m.ClaimPods(ctx, pods)
 				if err != nil || len(claimed) != n {
@@ -43,7 +43,7 @@ func BenchmarkClaimPods(b *testing.B) {
 			}
 			pods[i] = newPod(fmt.Sprintf("p%d", i), productionLabel, owner)
 		}
-		m := NewPodControllerRefManager(&FakePodControl{}, c, productionSelector, fakeKind, nil)
+		m := NewPodControllerRefManager(&fakePodPatcher{}, c, productionSelector, fakeKind, nil)
 		b.ReportAllocs()
 		for b.Loop() {
 			claimed, err := m.ClaimPods(ctx, pods)
@@ -69,7 +69,7 @@ func BenchmarkClaimPods(b *testing.B) {
 
 // discardPatches drops patches, so benchmarks measure the manager rather
 // than the fake's recording.
-type discardPatches struct{ FakePodControl }
+type discardPatches struct{}
 
 func (*discardPatches) PatchPod(context.Context, string, string, []byte) error { return nil }
 

@@ -51,7 +51,7 @@ func TestClaimMatchesClaimObject(t *testing.T) {
 			}
 
 			// The reference: one ClaimObject per pod, with a manager of its own.
-			refPC := &FakePodControl{}
+			refPC := &fakePodPatcher{}
 			ref := NewPodControllerRefManager(refPC, c, productionSelector, fakeKind, nil)
 			var want []string
 			wantErrs := 0
@@ -70,7 +70,7 @@ func TestClaimMatchesClaimObject(t *testing.T) {
 				}
 			}
 
-			fpc := &FakePodControl{}
+			fpc := &fakePodPatcher{}
 			m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil)
 			claimed, err := m.ClaimPods(ctx, pods)
 			if wantErrs == 0 {

@@ -26,8 +26,8 @@ func ExamplePodControllerRefManager_ClaimPods() {
 		}
 		return p
 	}
-	podControl := &claim.FakePodControl{}
-	m := claim.NewPodControllerRefManager(podControl, rs, labels.SelectorFromSet(labels.Set{"app": "web"}), kind,
+	patches := &recordedPatches{}
+	m := claim.NewPodControllerRefManager(patches, rs, labels.SelectorFromSet(labels.Set{"app": "web"}), kind,
 		claim.RecheckDeletionTimestamp(func(context.Context) (metav1.Object, error) { return rs, nil }))
 
 	claimed, err := m.ClaimPods(context.Background(), []*v1.Pod{pod("a", "web", true), pod("b", "web", false), pod("c", "db", false)})
@@ -35,7 +35,7 @@ func ExamplePodControllerRefManager_ClaimPods() {
 		fmt.Println("claimed", p.Name)
 	}
 	fmt.Println("error:", err)
-	fmt.Println("adoption patch:", string(podControl.Patches[0]))
+	fmt.Println("adoption patch:", patches.bodies[0])
 	// Output:
 	// claimed a
 	// claimed b
@@ -70,21 +70,11 @@ func ExampleGenerateDeleteOwnerRefStrategicMergeBytes() {
 	// {"metadata":{"uid":"pod-uid","ownerReferences":[{"$patch":"delete","uid":"rs-uid"}],"$deleteFromPrimitiveList/finalizers":["example.com/finalizer"]}}
 }
 
-// FakePodControl stands in for the API in controller tests; CreateLimit
-// simulates a quota.
-func ExampleFakePodControl() {
-	owner := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "rs-uid"}}
-	ref := metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
-	template := &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}}
-	fake := &claim.FakePodControl{CreateLimit: 2}
-	for i := range 3 {
-		err := fake.CreatePods(context.Background(), "default", template, owner, ref)
-		fmt.Println(i, err)
-	}
-	fmt.Println("recorded:", len(fake.Templates))
-	// Output:
-	// 0 <nil>
-	// 1 <nil>
-	// 2 not creating pod, limit 2 already reached (create call 3)
-	// recorded: 2
+// recordedPatches is a claim.PodPatcher that keeps the patch bodies; in a
+// controller, a podcontrol.PodControl is the patcher.
+type recordedPatches struct{ bodies []string }
+
+func (r *recordedPatches) PatchPod(_ context.Context, _, _ string, data []byte) error {
+	r.bodies = append(r.bodies, string(data))
+	return nil
 }

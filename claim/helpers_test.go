@@ -1,6 +1,9 @@
 package claim
 
 import (
+	"context"
+	"sync"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,4 +57,21 @@ func notFound(name string) error { return apierrors.NewNotFound(podGR, name) }
 
 func invalid(name string) error {
 	return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), name, "immutable")})
+}
+
+// fakePodPatcher records the pod patches a ref manager sends and answers
+// each with PatchErr.
+type fakePodPatcher struct {
+	sync.Mutex
+	Patches     [][]byte
+	PatchedPods []string
+	PatchErr    error
+}
+
+func (f *fakePodPatcher) PatchPod(_ context.Context, namespace, name string, data []byte) error {
+	f.Lock()
+	defer f.Unlock()
+	f.Patches = append(f.Patches, append([]byte(nil), data...))
+	f.PatchedPods = append(f.PatchedPods, namespace+"/"+name)
+	return f.PatchErr
 }

@@ -9,8 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// PodPatcher sends a strategic-merge patch to one pod. It is the only pod
+// write a ref manager needs; every podcontrol.PodControl satisfies it.
+type PodPatcher interface {
+	PatchPod(ctx context.Context, namespace, name string, data []byte) error
+}
+
 // PodControllerRefManager is the ref manager for pods: an
-// ObjectControllerRefManager[*v1.Pod] that patches through a PodControl and
+// ObjectControllerRefManager[*v1.Pod] that patches through a PodPatcher and
 // keeps upstream's method names.
 type PodControllerRefManager struct {
 	ObjectControllerRefManager[*v1.Pod]
@@ -24,7 +30,7 @@ type PodControllerRefManager struct {
 //
 // A nil podControl is allowed for read-only use: claiming pods that need no
 // write works, and adoption or release fails with ErrNoPatcher.
-func NewPodControllerRefManager(podControl PodControl, controller metav1.Object, selector labels.Selector,
+func NewPodControllerRefManager(podControl PodPatcher, controller metav1.Object, selector labels.Selector,
 	controllerKind schema.GroupVersionKind, canAdopt func(context.Context) error, finalizers ...string) *PodControllerRefManager {
 	var patcher Patcher
 	if !isNil(podControl) {

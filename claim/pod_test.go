@@ -88,7 +88,7 @@ func TestClaimPods(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fpc := &FakePodControl{}
+			fpc := &fakePodPatcher{}
 			m := NewPodControllerRefManager(fpc, tc.ctrl, productionSelector, fakeKind, allowAdopt, tc.finalizers...)
 			claimed, err := m.ClaimPods(context.Background(), tc.pods)
 			require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		var seen []string
 		notB := func(p *v1.Pod) bool { seen = append(seen, p.Name); return p.Name != "b" }
 		always := func(*v1.Pod) bool { return true }
-		fpc := &FakePodControl{}
+		fpc := &fakePodPatcher{}
 		m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil)
 		claimed, err := m.ClaimPods(ctx, []*v1.Pod{
 			newPod("a", productionLabel, c), newPod("b", productionLabel, c), newPod("x", testingLabel, nil), newPod("d", productionLabel, nil),
@@ -134,7 +134,7 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 	})
 	t.Run("errors aggregated and processing continues", func(t *testing.T) {
 		errBoom := errors.New("boom")
-		fpc := &FakePodControl{PatchErr: errBoom}
+		fpc := &fakePodPatcher{PatchErr: errBoom}
 		m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil)
 		claimed, err := m.ClaimPods(ctx, []*v1.Pod{
 			newPod("a", productionLabel, nil), newPod("b", productionLabel, c), newPod("c", productionLabel, nil), nil,
@@ -149,7 +149,7 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		assert.Len(t, fpc.Patches, 2)
 	})
 	t.Run("adopt NotFound and release Invalid are not errors", func(t *testing.T) {
-		fpc := &FakePodControl{PatchErr: notFound("a")}
+		fpc := &fakePodPatcher{PatchErr: notFound("a")}
 		m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil)
 		claimed, err := m.ClaimPods(ctx, []*v1.Pod{newPod("a", productionLabel, nil), newPod("b", testingLabel, c)})
 		require.NoError(t, err)
@@ -159,7 +159,7 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		require.NoError(t, err)
 	})
 	t.Run("nil selector matches nothing", func(t *testing.T) {
-		fpc := &FakePodControl{}
+		fpc := &fakePodPatcher{}
 		m := NewPodControllerRefManager(fpc, c, nil, fakeKind, nil)
 		claimed, err := m.ClaimPods(ctx, []*v1.Pod{newPod("a", productionLabel, nil), newPod("b", productionLabel, c)})
 		require.NoError(t, err)
@@ -168,7 +168,7 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		assert.Equal(t, []string{"default/b"}, fpc.PatchedPods)
 	})
 	t.Run("nil controller", func(t *testing.T) {
-		m := NewPodControllerRefManager(&FakePodControl{}, nil, productionSelector, fakeKind, nil)
+		m := NewPodControllerRefManager(&fakePodPatcher{}, nil, productionSelector, fakeKind, nil)
 		claimed, err := m.ClaimPods(ctx, []*v1.Pod{newPod("a", productionLabel, nil)})
 		assert.Nil(t, claimed)
 		assert.ErrorIs(t, err, ErrNilController)
@@ -176,8 +176,8 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		assert.ErrorIs(t, m.ReleasePod(ctx, newPod("a", productionLabel, nil)), ErrNilController)
 	})
 	t.Run("nil pod control", func(t *testing.T) {
-		var nilFake *FakePodControl
-		for _, pc := range []PodControl{nil, nilFake} {
+		var nilFake *fakePodPatcher
+		for _, pc := range []PodPatcher{nil, nilFake} {
 			m := NewPodControllerRefManager(pc, c, productionSelector, fakeKind, nil)
 			claimed, err := m.ClaimPods(ctx, []*v1.Pod{newPod("a", productionLabel, c), newPod("b", productionLabel, nil)})
 			assert.Equal(t, []string{"a"}, podNames(claimed), "owned pods need no write")
@@ -185,7 +185,7 @@ func TestClaimPodsFiltersOrderAndErrors(t *testing.T) {
 		}
 	})
 	t.Run("nil pods", func(t *testing.T) {
-		m := NewPodControllerRefManager(&FakePodControl{}, c, productionSelector, fakeKind, nil)
+		m := NewPodControllerRefManager(&fakePodPatcher{}, c, productionSelector, fakeKind, nil)
 		assert.ErrorIs(t, m.AdoptPod(ctx, nil), ErrNilObject)
 		assert.ErrorIs(t, m.ReleasePod(ctx, nil), ErrNilObject)
 		claimed, err := m.ClaimPods(ctx, nil)
@@ -222,7 +222,7 @@ func TestAdoptPod(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fpc := &FakePodControl{}
+			fpc := &fakePodPatcher{}
 			m := NewPodControllerRefManager(fpc, c, productionSelector, kind, tc.canAdopt, tc.finalizers...)
 			err := m.AdoptPod(ctx, newPod("p", productionLabel, nil))
 			if tc.wantErr != "" {
@@ -257,7 +257,7 @@ func TestReleasePod(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fpc := &FakePodControl{PatchErr: tc.patchErr}
+			fpc := &fakePodPatcher{PatchErr: tc.patchErr}
 			m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil, tc.finalizers...)
 			err := m.ReleasePod(ctx, newPod("p", testingLabel, c))
 			if tc.wantErr != nil {
@@ -277,7 +277,7 @@ func TestReleasePod(t *testing.T) {
 
 func TestPodManagerExposesBase(t *testing.T) {
 	c := controller("default", "123", false)
-	m := NewPodControllerRefManager(&FakePodControl{}, c, labels.Everything(), fakeKind, nil)
+	m := NewPodControllerRefManager(&fakePodPatcher{}, c, labels.Everything(), fakeKind, nil)
 	// Upstream callers read these promoted fields.
 	assert.Equal(t, metav1.Object(c), m.Controller)
 	assert.NotNil(t, m.Selector)
@@ -294,7 +294,7 @@ func TestMissingUIDs(t *testing.T) {
 	owned := newPod("owned", testingLabel, noUID) // controllerRef with empty UID
 	owned.UID = ""
 	stranger := newPod("stranger", productionLabel, controller("default", "x", false))
-	fpc := &FakePodControl{}
+	fpc := &fakePodPatcher{}
 	m := NewPodControllerRefManager(fpc, noUID, productionSelector, fakeKind, nil)
 	claimed, err := m.ClaimPods(ctx, []*v1.Pod{orphan, owned, stranger})
 	require.NoError(t, err)

@@ -54,7 +54,7 @@ func TestRecheckDeletionTimestamp(t *testing.T) {
 func TestRecheckBlocksAdoption(t *testing.T) {
 	cached := controller("default", "1", false)
 	fresh := controller("default", "1", true)
-	fpc := &FakePodControl{}
+	fpc := &fakePodPatcher{}
 	m := NewPodControllerRefManager(fpc, cached, productionSelector, fakeKind,
 		RecheckDeletionTimestamp(func(context.Context) (metav1.Object, error) { return fresh, nil }))
 	claimed, err := m.ClaimPods(context.Background(), []*v1.Pod{newPod("a", productionLabel, nil)})

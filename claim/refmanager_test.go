@@ -106,7 +106,7 @@ func TestCanAdoptRunsOnce(t *testing.T) {
 
 func TestCanAdoptOnlyWhenAdopting(t *testing.T) {
 	var calls atomic.Int32
-	fpc := &FakePodControl{}
+	fpc := &fakePodPatcher{}
 	ctrl := controller("default", "123", false)
 	m := NewPodControllerRefManager(fpc, ctrl, productionSelector, fakeKind,
 		func(context.Context) error { calls.Add(1); return nil })

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -98,50 +97,3 @@ func BenchmarkUIDTrackingDeletions(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkConsistencyGuardWriteCheck is two read-your-writes cycles: a write
-// the store already has, checked ready (which drops the record), then a write
-// the store has not seen, checked stale, and the owner's Clear. One op is all
-// five calls over 1,000 owners from parallel goroutines.
-func BenchmarkConsistencyGuardWriteCheck(b *testing.B) {
-	keys := benchKeys(1000)
-	store := &benchStore{rv: "100"}
-	g := NewConsistencyGuard(WithStore(benchGR, store))
-	var start atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := int(start.Add(337))
-		for pb.Next() {
-			key := keys[i%len(keys)]
-			i++
-			// Other goroutines may touch the same owner in between, so
-			// the answers are not asserted here; the tests do that.
-			g.WroteAt(key, benchGR, "100")
-			_ = g.EnsureReady(key)
-			g.WroteAt(key, benchGR, "101")
-			_ = g.EnsureReady(key)
-			g.Clear(key)
-		}
-	})
-}
-
-// BenchmarkConsistencyGuardReadyNoRecord is the common case: the owner has
-// no pending write, so the check is one map miss.
-func BenchmarkConsistencyGuardReadyNoRecord(b *testing.B) {
-	keys := benchKeys(1000)
-	g := NewConsistencyGuard(WithStore(benchGR, &benchStore{rv: "100"}))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := g.EnsureReady(keys[i%len(keys)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-var benchGR = schema.GroupResource{Resource: "pods"}
-
-type benchStore struct{ rv string }
-
-func (s *benchStore) LastStoreSyncResourceVersion() string { return s.rv }

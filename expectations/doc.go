@@ -19,23 +19,6 @@
 // and never sees its predecessor's record, which simply expires and is
 // evicted. ParseOwnerKey reverses OwnerKey.
 //
-// # Read-your-writes guard
-//
-// Counting cannot tell whether an update the controller made has reached its
-// cache. ConsistencyGuard does, in the spirit of kube-controller-manager's
-// ConsistencyStore (KEP-5647, Kubernetes 1.36, not importable): the sync
-// records the resource version of each write with WroteAt(ownerKey, gr, rv),
-// and the next sync calls EnsureReady(ownerKey), which returns an error
-// matching ErrStaleCache until every store registered with WithStore has
-// reached that version (compared with apimachinery's CompareResourceVersion).
-// Any client-go v0.36 informer store plugs in through its
-// LastStoreSyncResourceVersion method; a store reporting "" (AtomicFIFO gate
-// off), an unparsable version or an unregistered resource never blocks.
-// Unlike upstream, records are keyed by OwnerKey (a re-created owner never
-// waits on its predecessor's writes) and expire after the TTL, which bounds
-// both memory and how long a store that stopped advancing can hold an owner
-// back (upstream blocks until the store catches up).
-//
 // # Differences from upstream
 //
 //   - Owner UID binding through OwnerKey fixes the stale record inherited by a
@@ -53,8 +36,6 @@
 //     an unexpected name does not lower the count and a repeated one lowers it
 //     once (upstream TODO #22599, declined PR #136000).
 //   - Pending and PendingAll report what a key still waits for and how long.
-//   - ConsistencyGuard brings KEP-5647's read-your-writes check out of
-//     kubernetes/kubernetes, UID-bound (kubernetes#142142) and TTL-bounded.
 //   - SetExpectations resets an existing record in place instead of
 //     replacing it, so a *ControlleeExpectations from GetExpectations follows
 //     its key across re-Sets; a deleted or evicted record is detached and

@@ -1,14 +1,12 @@
 package expectations_test
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/ctrlkit/ctrlkit/expectations"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -85,34 +83,3 @@ func ExampleUIDTrackingControllerExpectations() {
 	// false [default/web-2]
 	// true
 }
-
-// A read-your-writes guard: after updating a pod, the controller does not
-// sync the owner again until the pod informer's store has applied that
-// update. Register informer.GetStore() in a real controller; a fake store
-// stands in here.
-func ExampleConsistencyGuard() {
-	pods := schema.GroupResource{Resource: "pods"}
-	store := &exampleStore{rv: "41"}
-	guard := expectations.NewConsistencyGuard(expectations.WithStore(pods, store))
-	key := expectations.OwnerKey("default", "web", "9f1c")
-
-	// syncReplicaSet patched a pod; the API server answered with RV 42.
-	guard.WroteAt(key, pods, "42")
-
-	// Next sync, before the informer has seen the patch: requeue.
-	err := guard.EnsureReady(key)
-	fmt.Println(errors.Is(err, expectations.ErrStaleCache))
-	fmt.Println(err)
-
-	// The watch delivers the patch; the owner may be synced again.
-	store.rv = "42"
-	fmt.Println(guard.EnsureReady(key), guard.Len())
-	// Output:
-	// true
-	// expectations: pods cache for owner "default/web@9f1c" is at resource version 41, behind the write at 42
-	// <nil> 0
-}
-
-type exampleStore struct{ rv string }
-
-func (s *exampleStore) LastStoreSyncResourceVersion() string { return s.rv }

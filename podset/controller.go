@@ -24,8 +24,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
 
@@ -41,12 +42,12 @@ type Controller[O metav1.Object] struct {
 	cfg      config
 	logger   klog.Logger
 
-	podControl   claim.PodControl
+	podControl   podcontrol.PodControl
 	recorder     record.EventRecorder
 	broadcaster  record.EventBroadcaster // nil when the caller supplied the recorder
 	expectations expectationsCache
 	uidExp       *expectations.UIDTrackingControllerExpectations
-	guard        *expectations.ConsistencyGuard // nil when WithReadYourWrites(false)
+	guard        *consistency.Guard // nil when WithReadYourWrites(false)
 	ownerGR      schema.GroupResource
 	queue        *workqueue.RateLimitingQueue[string]
 
@@ -114,9 +115,17 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
 		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: cfg.component})
 	}
+	podInf := podInformer.Informer()
+	if cfg.readYourWrites {
+		c.guard = newGuard(cfg.clock, logger, podInf, ownerInformer, c.ownerGR)
+	}
 	c.podControl = cfg.podControl
 	if c.podControl == nil {
-		c.podControl = claim.NewRealPodControl(client, c.recorder)
+		var pcOpts []podcontrol.PodControlOption
+		if c.guard != nil {
+			pcOpts = append(pcOpts, podcontrol.WithOnWrite(c.podWritten))
+		}
+		c.podControl = podcontrol.NewRealPodControl(client, c.recorder, pcOpts...)
 	}
 	c.uidExp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
 		expectations.WithClock(cfg.clock),
@@ -132,12 +141,8 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	c.queue = workqueue.NewRateLimiting(workqueue.DefaultControllerRateLimiter[string](), qopts...)
 
-	podInf := podInformer.Informer()
 	if err := AddPodControllerIndexer(podInf); err != nil {
 		return nil, fmt.Errorf("podset: %w", err)
-	}
-	if cfg.readYourWrites {
-		c.guard = newGuard(cfg.clock, logger, podInf, ownerInformer, c.ownerGR)
 	}
 	if _, err := ownerInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.OnOwnerAdd, UpdateFunc: c.OnOwnerUpdate, DeleteFunc: c.OnOwnerDelete,
@@ -160,15 +165,25 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 
 // newGuard builds the read-your-writes guard over the two informer stores,
 // those that report the resource version they have applied.
-func newGuard(clk clock.Clock, logger klog.Logger, podInf, ownerInf cache.SharedIndexInformer, ownerGR schema.GroupResource) *expectations.ConsistencyGuard {
-	opts := []expectations.ConsistencyOption{expectations.WithClock(clk), expectations.WithLogger(logger)}
-	if s, ok := podInf.GetStore().(expectations.SyncedResourceVersioner); ok {
-		opts = append(opts, expectations.WithStore(podGroupResource, s))
+func newGuard(clk clock.Clock, logger klog.Logger, podInf, ownerInf cache.SharedIndexInformer, ownerGR schema.GroupResource) *consistency.Guard {
+	opts := []consistency.Option{consistency.WithClock(clk), consistency.WithLogger(logger)}
+	if s, ok := podInf.GetStore().(consistency.SyncedResourceVersioner); ok {
+		opts = append(opts, consistency.WithStore(podGroupResource, s))
 	}
-	if s, ok := ownerInf.GetStore().(expectations.SyncedResourceVersioner); ok {
-		opts = append(opts, expectations.WithStore(ownerGR, s))
+	if s, ok := ownerInf.GetStore().(consistency.SyncedResourceVersioner); ok {
+		opts = append(opts, consistency.WithStore(ownerGR, s))
 	}
-	return expectations.NewConsistencyGuard(opts...)
+	return consistency.NewGuard(opts...)
+}
+
+// podWritten is pod control's on-write hook: it records the resource
+// version of every pod the controller created or patched, against the owner
+// named by the pod's controllerRef, for the next sync's EnsureReady.
+func (c *Controller[O]) podWritten(pod *v1.Pod, ref *metav1.OwnerReference) {
+	if ref == nil || !c.cfg.gates(StaleControllerConsistencyReplicaSet) {
+		return
+	}
+	c.guard.WroteAt(expectations.OwnerKeyForRef(pod.Namespace, ref), podGroupResource, pod.ResourceVersion)
 }
 
 // Run waits for the informer caches, then syncs owners with the configured
@@ -301,7 +316,7 @@ func (c *Controller[O]) ProcessNextWorkItem(ctx context.Context) bool {
 		c.queue.Forget(key)
 		return true
 	}
-	if errors.Is(err, expectations.ErrStaleCache) {
+	if errors.Is(err, consistency.ErrStaleCache) {
 		klog.FromContext(ctx).V(4).Info("Informer cache behind the controller's writes; requeued", "kind", c.gvk.Kind, "key", key, "reason", err.Error())
 	} else if ctx.Err() == nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed", "kind", c.gvk.Kind, "key", key)

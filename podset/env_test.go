@@ -22,7 +22,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/status"
 )
 
@@ -94,7 +94,7 @@ type env struct {
 	ctx    context.Context
 	client *fake.Clientset
 	inf    informers.SharedInformerFactory
-	pc     *claim.FakePodControl
+	pc     *podcontrol.FakePodControl
 	rec    *record.FakeRecorder
 	c      *Controller[*appsv1.ReplicaSet]
 }
@@ -104,7 +104,7 @@ func newEnv(t testing.TB, objects []runtime.Object, opts ...Option) *env {
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset(objects...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	pc := &claim.FakePodControl{}
+	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
 	rsInf := f.Apps().V1().ReplicaSets().Informer()
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)

@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podranking"
 )
@@ -150,7 +151,7 @@ func guardedEnv(t *testing.T, rs *appsv1.ReplicaSet, opts ...Option) (*env, *fak
 	store := &fakeStore{}
 	store.rv.Store("1")
 	if e.c.guard != nil {
-		e.c.guard = expectations.NewConsistencyGuard(expectations.WithStore(e.c.ownerGR, store))
+		e.c.guard = consistency.NewGuard(consistency.WithStore(e.c.ownerGR, store))
 	}
 	return e, store
 }
@@ -173,7 +174,7 @@ func TestReadYourWrites(t *testing.T) {
 	assert.Len(t, e.client.Actions(), writes, "deferred: nothing written")
 	assert.Equal(t, 1, e.c.queue.NumRequeues(key), "requeued with backoff")
 	err := e.c.Sync(e.ctx, key)
-	require.ErrorIs(t, err, expectations.ErrStaleCache)
+	require.ErrorIs(t, err, consistency.ErrStaleCache)
 
 	store.rv.Store("18")
 	require.Eventually(t, func() bool { return e.c.queue.Len() == 1 }, 5*time.Second, time.Millisecond)
@@ -195,12 +196,12 @@ func TestGateStaleControllerConsistency(t *testing.T) {
 	g := newGateSwitch(StaleControllerConsistencyReplicaSet, true)
 	e, _ := guardedEnv(t, rs, WithFeatureGates(g.enabled))
 	require.NoError(t, e.sync(rs))
-	require.ErrorIs(t, e.sync(rs), expectations.ErrStaleCache, "on: deferred")
+	require.ErrorIs(t, e.sync(rs), consistency.ErrStaleCache, "on: deferred")
 	g.on.Store(false)
 	require.NoError(t, e.sync(rs), "off: the next sync runs")
 	g.on.Store(true)
 	err := e.sync(rs)
-	require.True(t, err == nil || errors.Is(err, expectations.ErrStaleCache))
+	require.True(t, err == nil || errors.Is(err, consistency.ErrStaleCache))
 }
 
 // TestGateFlipWhileRunning flips DeploymentReplicaSetTerminatingReplicas

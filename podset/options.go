@@ -9,7 +9,7 @@ import (
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
-	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
 // Defaults, as kube-controller-manager runs the ReplicaSet controller.
@@ -32,7 +32,7 @@ type config struct {
 	clock          clock.Clock
 	recorder       record.EventRecorder
 	metrics        cgworkqueue.MetricsProvider
-	podControl     claim.PodControl
+	podControl     podcontrol.PodControl
 	drainTimeout   time.Duration
 	onScaleDown    ScaleDownFunc
 	gates          func(feature string) bool
@@ -114,7 +114,7 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 
 // WithPodControl replaces the client-go pod control, typically with a fake in
 // tests.
-func WithPodControl(pc claim.PodControl) Option {
+func WithPodControl(pc podcontrol.PodControl) Option {
 	return func(c *config) error {
 		if pc == nil {
 			return errors.New("nil pod control")

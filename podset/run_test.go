@@ -16,14 +16,17 @@ import (
 func runEnv(t *testing.T, e *env, ctx context.Context, sync func(ctx context.Context, key string) error) (wait func() error) {
 	t.Helper()
 	e.c.syncHandler = sync
-	e.inf.Start(ctx.Done())
-	t.Cleanup(e.inf.Shutdown)
+	infCtx, stopInformers := context.WithCancel(ctx)
+	e.inf.Start(infCtx.Done())
+	t.Cleanup(func() { stopInformers(); e.inf.Shutdown() })
 	done := make(chan error, 1)
 	go func() { done <- e.c.Run(ctx) }()
 	require.Eventually(t, e.c.HasSynced, 10*time.Second, time.Millisecond)
 	return func() error {
 		select {
 		case err := <-done:
+			stopInformers()
+			e.inf.Shutdown()
 			return err
 		case <-time.After(20 * time.Second):
 			t.Fatal("Run did not return")

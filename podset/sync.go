@@ -45,13 +45,15 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	}
 	// A cache older than our own last write for this owner would show pods
 	// or a status we have already moved past: wait for it (the error
-	// matches expectations.ErrStaleCache and requeues with backoff).
+	// matches consistency.ErrStaleCache and requeues with backoff).
 	guard := c.guard
 	if !gates(StaleControllerConsistencyReplicaSet) {
 		guard = nil
 	}
-	if err := guard.EnsureReady(key); err != nil {
-		return err
+	if guard != nil {
+		if err := guard.EnsureReady(key); err != nil {
+			return err
+		}
 	}
 	o, err := c.kind.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
@@ -59,7 +61,9 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 		// incarnation that went away; with UID-bound keys there is no other
 		// record this name could reach.
 		logger.V(4).Info("Owner deleted", "kind", c.gvk.Kind, "key", key)
-		c.guard.Clear(key)
+		if c.guard != nil {
+			c.guard.Clear(key)
+		}
 		return nil
 	}
 	if err != nil {

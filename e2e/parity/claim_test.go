@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,7 +33,7 @@ type recordingPodControl struct {
 
 var (
 	_ upstream.PodControlInterface = (*recordingPodControl)(nil)
-	_ claim.PodControl             = (*recordingPodControl)(nil)
+	_ podcontrol.PodControl        = (*recordingPodControl)(nil)
 )
 
 func (f *recordingPodControl) PatchPod(_ context.Context, namespace, name string, data []byte) error {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // waitForPods polls until n pods are Running, or gives up after 20 s.
@@ -54,14 +54,14 @@ func runOnSimulatedCluster(
 ) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cluster := sim.New(sim.WithStartupDelay(10 * time.Millisecond))
+	cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
 	client := cluster.Client()
 	simDone := make(chan struct{})
 	go func() { defer close(simDone); _ = cluster.Run(ctx) }()
 	defer func() { cancel(); <-simDone }()
 
 	factory := informers.NewSharedInformerFactory(client, 0)
-	defer factory.Shutdown()
+	defer func() { cancel(); factory.Shutdown() }()
 	c, err := build(ctx, client, factory)
 	if err != nil {
 		fmt.Println(err)
@@ -75,7 +75,7 @@ func runOnSimulatedCluster(
 		fmt.Println(err)
 	}
 	fmt.Println("running pods:", waitForPods(ctx, client, pods))
-	cancel() // Run drains its queue and returns nil
+	c.Drain() // a graceful stop: Run syncs what is queued, then returns nil
 	fmt.Println("Run returned:", <-done)
 }
 

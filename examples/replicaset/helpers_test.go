@@ -24,8 +24,8 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
 // testKind builds owners and controllers of one kind, so that a scenario
@@ -154,7 +154,7 @@ type env struct {
 	ctx    context.Context
 	client *fake.Clientset
 	inf    informers.SharedInformerFactory
-	pc     *claim.FakePodControl
+	pc     *podcontrol.FakePodControl
 	c      *Controller
 	rec    *record.FakeRecorder
 }
@@ -164,7 +164,7 @@ func newEnv(t *testing.T, k testKind, objects []runtime.Object, opts ...Option) 
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset(objects...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	pc := &claim.FakePodControl{}
+	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
 	c, err := k.build(ctx, client, f, all...)

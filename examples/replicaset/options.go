@@ -7,7 +7,7 @@ import (
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
-	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -59,7 +59,7 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 }
 
 // WithPodControl replaces the client-go pod control, typically with a fake.
-func WithPodControl(pc claim.PodControl) Option { return podset.WithPodControl(pc) }
+func WithPodControl(pc podcontrol.PodControl) Option { return podset.WithPodControl(pc) }
 
 // WithDrainTimeout bounds a graceful stop (Drain); default 30 s.
 func WithDrainTimeout(d time.Duration) Option { return podset.WithDrainTimeout(d) }

@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // TestRunAgainstSimulatedCluster runs the whole controller, with its default
@@ -30,7 +30,7 @@ func TestRunAgainstSimulatedCluster(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithCancel(ctx)
-			cluster := sim.New(sim.WithStartupDelay(10 * time.Millisecond))
+			cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
 			simDone := make(chan struct{})
 			go func() { defer close(simDone); _ = cluster.Run(ctx) }()
 			client := cluster.Client()
@@ -202,10 +202,9 @@ func TestWatchOwnersAndPods(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
 			client := fake.NewSimpleClientset()
 			f := informers.NewSharedInformerFactory(client, 0)
-			defer f.Shutdown()
+			defer func() { cancel(); f.Shutdown() }()
 			c, err := k.build(ctx, client, f)
 			require.NoError(t, err)
 			f.Start(ctx.Done())

@@ -36,7 +36,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // Kinds accepted by --kind.
@@ -85,8 +85,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before giving up")
 	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "wait between lease acquisition or renewal attempts")
 	fs.BoolVar(&o.demo, "demo", true, "simulated mode only: play the scripted demo and exit; false keeps the simulated cluster running idle")
-	fs.DurationVar(&o.simDelay, "sim-startup-delay", sim.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
-	fs.IntVar(&o.simNodes, "sim-nodes", sim.DefaultNodes, "simulated mode only: number of fake nodes")
+	fs.DurationVar(&o.simDelay, "sim-startup-delay", simcluster.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
+	fs.IntVar(&o.simNodes, "sim-nodes", simcluster.DefaultNodes, "simulated mode only: number of fake nodes")
 	fs.DurationVar(&o.demoTimeout, "demo-timeout", 50*time.Second, "simulated mode only: give up on the demo after this long")
 	klog.InitFlags(fs) // -v, -vmodule, -logtostderr and the rest of klog's flags
 	return fs
@@ -280,7 +280,10 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, client kuberne
 	// closed (drain, then stop).
 	work := func(ctx context.Context) {
 		leading.Store(true)
-		factory.Start(ctx.Done())
+		// The informers outlive a graceful stop's drain, not the run.
+		informerCtx, stopInformers := context.WithCancel(ctx)
+		defer stopInformers()
+		factory.Start(informerCtx.Done())
 		// Run returns only after one of the two, so this always ends.
 		go func() {
 			select {
@@ -290,6 +293,7 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, client kuberne
 			}
 		}()
 		_ = ctrl.Run(ctx) // returns nil once stopped; misuse is impossible here
+		stopInformers()
 		factory.Shutdown()
 	}
 	if !o.lease.enabled {

@@ -20,8 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ctrlkit/ctrlkit/podranking"
 )
@@ -128,7 +128,9 @@ func TestInterruptDrainsAndExitsZero(t *testing.T) {
 	drain := make(chan struct{})
 	var out syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), drain, []string{"--demo=false", "--health-addr="}, &out, io.Discard) }()
+	go func() {
+		done <- run(context.Background(), drain, []string{"--demo=false", "--health-addr="}, &out, io.Discard)
+	}()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "runs idle") }, 10*time.Second, 10*time.Millisecond)
 	time.Sleep(200 * time.Millisecond) // let it start syncing
 	close(drain)

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // decodeManifests decodes every document of a deploy/ file with client-go's
@@ -217,7 +217,7 @@ func TestRBACMatchesWhatTheControllerUses(t *testing.T) {
 // actions, so only the controller's own calls are counted.
 func exerciseController(t *testing.T, kind string) map[permission]bool {
 	t.Helper()
-	cluster := sim.New(sim.WithStartupDelay(0))
+	cluster := simcluster.New(simcluster.WithStartupDelay(0))
 	cs := cluster.Client()
 	tracker := cs.Tracker()
 	ns := "default"

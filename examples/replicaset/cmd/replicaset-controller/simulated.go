@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
 	"github.com/ctrlkit/ctrlkit/podranking"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // lowCostPods is how many pods step 4 marks as cheap to delete.
@@ -58,7 +58,7 @@ func runSimulated(ctx context.Context, drain <-chan struct{}, o options, out io.
 
 func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) (demoResult, error) {
 	p := &printer{out: out, start: time.Now()}
-	cluster := sim.New(sim.WithNodes(o.simNodes), sim.WithStartupDelay(o.simDelay))
+	cluster := simcluster.New(simcluster.WithNodes(o.simNodes), simcluster.WithStartupDelay(o.simDelay))
 	p.printf("no --kubeconfig and not in a cluster: running on an in-memory SIMULATED cluster (%d fake nodes, pods start after %v)",
 		o.simNodes, o.simDelay)
 	p.printf("nothing here touches a real cluster; pods are simulated, no container runs")
@@ -129,7 +129,7 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 
 // playDemo is the script. Every step waits until the API agrees that the
 // owner settled, printing progress as it changes.
-func playDemo(ctx context.Context, p *printer, w workload, cluster *sim.Cluster) (demoResult, error) {
+func playDemo(ctx context.Context, p *printer, w workload, cluster *simcluster.Cluster) (demoResult, error) {
 	var res demoResult
 	client := cluster.Client()
 	step := func(n int, what string) { p.printf("step %d/5: %s", n, what) }

@@ -1,4 +1,4 @@
-package claim
+package podcontrol
 
 import (
 	"errors"

@@ -1,8 +1,9 @@
-package claim
+package podcontrol
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -186,8 +187,8 @@ func TestRealPodControlPatch(t *testing.T) {
 		written = append(written, p)
 		refs = append(refs, r)
 	}))
-	m := NewPodControllerRefManager(pc, rc, productionSelector, fakeKind, nil)
-	require.NoError(t, m.AdoptPod(ctx, newPod("p", productionLabel, nil)))
+	adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"Fake","name":"rc","uid":%q,"controller":true,"blockOwnerDeletion":true}],"uid":"uid-p"}}`, rc.UID)
+	require.NoError(t, pc.PatchPod(ctx, "default", "p", []byte(adopt)))
 	got, err := client.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, metav1.GetControllerOf(got))

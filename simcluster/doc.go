@@ -1,4 +1,4 @@
-// Package sim is the embedded, in-memory cluster the example binary and the
+// Package simcluster is the embedded, in-memory cluster the example binary and the
 // example controller's tests run on when no real cluster is available.
 //
 // It is client-go's fake clientset with just enough apiserver behaviour added
@@ -15,4 +15,4 @@
 // no graceful deletion (a deleted pod disappears at once) and no garbage
 // collection. It exists so that `go run` of the example works on a machine
 // with no cluster, and everything it prints is labelled SIMULATED.
-package sim
+package simcluster

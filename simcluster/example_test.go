@@ -1,4 +1,4 @@
-package sim_test
+package simcluster_test
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset/internal/sim"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // The simulated API assigns what an apiserver would: a generated name, a
 // UID and a resourceVersion.
 func ExampleNew() {
-	c := sim.New(sim.WithNodes(2))
+	c := simcluster.New(simcluster.WithNodes(2))
 	pod, err := c.Client().CoreV1().Pods("default").Create(context.Background(), &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "web-", Namespace: "default"},
 	}, metav1.CreateOptions{})

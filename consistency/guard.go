@@ -1,0 +1,231 @@
+package consistency
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// SyncedResourceVersioner is the one method the guard needs from an informer
+// store: the newest resource version it has applied, or "" when it does not
+// know (client-go's AtomicFIFO feature gate is off). Every client-go v0.36
+// cache.Store has it.
+type SyncedResourceVersioner interface {
+	LastStoreSyncResourceVersion() string
+}
+
+// Guard records the resource versions a controller wrote on behalf of each
+// owner and tells the controller, before its next sync of that owner, whether
+// every registered store has caught up. Create it with NewGuard.
+//
+// Owner keys are "namespace/name", optionally followed by "@uid" (the
+// expectations package's OwnerKey). Each owner name holds one record, tagged
+// with the UID it was written under: a write under another UID replaces it,
+// as upstream does for a re-created owner, and a key with a UID only sees a
+// record of the same UID, so a re-created owner never waits on its
+// predecessor's writes (kubernetes#142142).
+//
+// A record lives until EnsureReady finds it satisfied, until Clear, or until
+// the TTL has passed since the owner's last write.
+type Guard struct {
+	ttl    time.Duration
+	clock  clock.PassiveClock
+	logger logr.Logger
+	// stores is fixed at construction, so it is read without the lock.
+	stores map[schema.GroupResource]SyncedResourceVersioner
+
+	mu      sync.Mutex
+	records map[string]*record // by owner name, without the UID
+	// sweepAt is the record count at which the next write first evicts
+	// every expired record; doubling it keeps that O(1) per write.
+	sweepAt int
+}
+
+type record struct {
+	uid      string
+	versions []written // newest write per resource; owners touch one or two
+	wroteAt  time.Time
+	writes   uint64 // counts writes, so EnsureReady can tell it raced one
+}
+
+type written struct {
+	gr schema.GroupResource
+	rv string
+}
+
+const minSweep = 64
+
+// NewGuard returns a guard over the stores registered with WithStore. A
+// guard with no stores records nothing and is always ready, like upstream's
+// NoopConsistencyStore.
+func NewGuard(opts ...Option) *Guard {
+	g := &Guard{
+		ttl:     DefaultTTL,
+		clock:   clock.RealClock{},
+		logger:  klog.Background(),
+		stores:  map[schema.GroupResource]SyncedResourceVersioner{},
+		records: map[string]*record{},
+		sweepAt: minSweep,
+	}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g
+}
+
+// WroteAt records that the controller wrote an object of resource gr at
+// resourceVersion (from the API server's response) on behalf of the owner
+// behind ownerKey. Per resource only the newest version is kept. Writes to a
+// resource without a registered store, and versions that are not well-formed
+// resource versions (they could never be compared), are not recorded.
+func (g *Guard) WroteAt(ownerKey string, gr schema.GroupResource, resourceVersion string) {
+	if _, ok := g.stores[gr]; !ok {
+		return
+	}
+	if _, err := resourceversion.CompareResourceVersion(resourceVersion, resourceVersion); err != nil {
+		return
+	}
+	name, uid := splitOwnerKey(ownerKey)
+	now := g.clock.Now()
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	rec := g.records[name]
+	if rec == nil || rec.uid != uid || g.expired(rec, now) {
+		// Another incarnation's record, or a stale one, says nothing
+		// about this write.
+		rec = &record{uid: uid}
+		g.records[name] = rec
+	}
+	rec.raise(gr, resourceVersion)
+	rec.wroteAt = now
+	rec.writes++
+	if len(g.records) >= g.sweepAt {
+		g.evictExpired(now)
+		g.sweepAt = max(2*len(g.records), minSweep)
+	}
+}
+
+func (r *record) raise(gr schema.GroupResource, rv string) {
+	for i := range r.versions {
+		if r.versions[i].gr == gr {
+			// Both versions are well formed, so the comparison cannot fail.
+			if cmp, _ := resourceversion.CompareResourceVersion(rv, r.versions[i].rv); cmp > 0 {
+				r.versions[i].rv = rv
+			}
+			return
+		}
+	}
+	r.versions = append(r.versions, written{gr: gr, rv: rv})
+}
+
+// EnsureReady returns nil when the owner behind ownerKey may be synced: it
+// has no record, or every registered store has applied at least the newest
+// version written for it. Otherwise it returns a *StaleCacheError, which
+// matches ErrStaleCache, naming a store that is behind; requeue the owner
+// and try again. A satisfied record is dropped, as upstream does.
+//
+// A store that reports "" or a version that cannot be compared counts as
+// caught up, as upstream; a record older than the TTL is dropped, and logged
+// if its store was still behind, so no owner is held back forever.
+//
+// The stores are asked without the guard's lock held, so one store that is
+// slow to answer (during a relist) never delays owners without a record.
+func (g *Guard) EnsureReady(ownerKey string) error {
+	name, uid := splitOwnerKey(ownerKey)
+	g.mu.Lock()
+	rec := g.records[name]
+	if rec == nil || (uid != "" && rec.uid != uid) {
+		g.mu.Unlock()
+		return nil
+	}
+	var buf [2]written
+	versions := append(buf[:0], rec.versions...)
+	wroteAt, writes := rec.wroteAt, rec.writes
+	g.mu.Unlock()
+
+	stale := g.firstStale(ownerKey, versions)
+	if age := g.clock.Now().Sub(wroteAt); age > g.ttl {
+		if stale != nil {
+			g.logger.Info("Informer cache still behind the controller's write after the TTL; syncing the owner anyway",
+				"key", ownerKey, "resource", stale.GroupResource.String(), "wroteRV", stale.WroteRV,
+				"readRV", stale.ReadRV, "age", age, "ttl", g.ttl)
+		}
+		stale = nil
+	}
+	if stale != nil {
+		return stale
+	}
+	g.mu.Lock()
+	// A write that landed while the stores were asked is newer than what
+	// was checked, so it keeps the record.
+	if g.records[name] == rec && rec.writes == writes {
+		delete(g.records, name)
+	}
+	g.mu.Unlock()
+	return nil
+}
+
+func (g *Guard) firstStale(ownerKey string, versions []written) *StaleCacheError {
+	for _, w := range versions {
+		read := g.stores[w.gr].LastStoreSyncResourceVersion()
+		if read == "" {
+			continue
+		}
+		if cmp, err := resourceversion.CompareResourceVersion(w.rv, read); err == nil && cmp > 0 {
+			return &StaleCacheError{OwnerKey: ownerKey, GroupResource: w.gr, WroteRV: w.rv, ReadRV: read}
+		}
+	}
+	return nil
+}
+
+// Clear forgets the owner's record, typically from the owner's delete
+// handler. A key with a UID clears only a record written under that UID; a
+// plain "namespace/name" key clears whatever record the name has, as
+// upstream's Clear with an empty UID does.
+func (g *Guard) Clear(ownerKey string) {
+	name, uid := splitOwnerKey(ownerKey)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if rec := g.records[name]; rec != nil && (uid == "" || rec.uid == uid) {
+		delete(g.records, name)
+	}
+}
+
+// Len returns how many owners have a record, expired ones included until
+// they are evicted.
+func (g *Guard) Len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.records)
+}
+
+// expired reports whether rec is strictly older than the TTL, the rule of the
+// expectations package too.
+func (g *Guard) expired(rec *record, now time.Time) bool {
+	return now.Sub(rec.wroteAt) > g.ttl
+}
+
+// evictExpired drops every expired record; the caller holds mu.
+func (g *Guard) evictExpired(now time.Time) {
+	for name, rec := range g.records {
+		if g.expired(rec, now) {
+			delete(g.records, name)
+		}
+	}
+}
+
+// splitOwnerKey separates an owner key into its name part and its UID; a
+// plain key has no UID. '@' never occurs in Kubernetes object names.
+func splitOwnerKey(key string) (name, uid string) {
+	if i := strings.IndexByte(key, '@'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return key, ""
+}

@@ -1,0 +1,51 @@
+package consistency
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+)
+
+// DefaultTTL is how long a written resource version may hold its owner back
+// when no WithTTL is given. It matches the expectations package's timeout.
+const DefaultTTL = 5 * time.Minute
+
+// Option configures a Guard.
+type Option func(*Guard)
+
+// WithStore registers the informer store that reflects resource gr; a later
+// registration for the same resource wins. Every client-go v0.36
+// cache.Store, cache.Indexer and informer GetStore() fits. Writes to a
+// resource with no registered store are not recorded.
+func WithStore(gr schema.GroupResource, store SyncedResourceVersioner) Option {
+	return func(g *Guard) { g.stores[gr] = store }
+}
+
+// WithClock sets the clock behind every record's age, so tests can step time
+// instead of sleeping. The default is the real clock.
+func WithClock(clk clock.PassiveClock) Option {
+	return func(g *Guard) { g.clock = clk }
+}
+
+// WithTTL sets how long after an owner's last write the guard keeps holding
+// it back; after that the owner syncs anyway, so a store that stopped
+// advancing delays an owner by at most one TTL. The default is DefaultTTL.
+// A zero or negative TTL is a programmer error and makes NewGuard panic, as
+// time.NewTicker does with a non-positive interval.
+func WithTTL(ttl time.Duration) Option {
+	return func(g *Guard) {
+		if ttl <= 0 {
+			panic(fmt.Sprintf("consistency: non-positive TTL %v", ttl))
+		}
+		g.ttl = ttl
+	}
+}
+
+// WithLogger sets the logger that reports an owner released by the TTL while
+// its store was still behind. The default is klog.Background().
+func WithLogger(logger logr.Logger) Option {
+	return func(g *Guard) { g.logger = logger }
+}
