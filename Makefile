@@ -64,6 +64,6 @@ bench:
 	  echo "bench round $$i/$(BENCH_COUNT)" >&2; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./... >> $(BENCH_OUT) || exit 1; \
 	  (cd e2e && $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./parity/) >> $(BENCH_OUT) || exit 1; \
-	  (cd e2e && $(GO) test -run '^$$' -bench . -count 1 -benchtime 1x -timeout 60m ./parity/scaleup/) >> $(BENCH_OUT) || exit 1; \
+	  (cd e2e && CTRLKIT_BENCH_ROUND=$$i $(GO) test -run '^$$' -bench . -count 1 -benchtime 1x -timeout 60m ./parity/scaleup/) >> $(BENCH_OUT) || exit 1; \
 	done
 	$(GO) run $(BENCHSTAT) -col /impl $(BENCH_OUT)
