@@ -167,8 +167,12 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 		}
 		m.SetName(m.GetGenerateName() + randomSuffix())
 	}
+	// The apiserver takes the namespace from the request path; the object
+	// sent to watches must carry it too.
 	if ns == "" {
 		ns = m.GetNamespace()
+	} else if m.GetNamespace() == "" {
+		m.SetNamespace(ns)
 	}
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(metav1.NewTime(t.now()))
