@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Issue 11: the same controller core serves a ReplicationController. It is
+// The same controller core serves a ReplicationController. It is
 // scaled 0 → 50 → 5, and an orphan that matches its equality selector is
 // adopted with a v1/ReplicationController owner reference.
 func TestReplicationControllerScaleAndAdopt(t *testing.T) {
