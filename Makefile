@@ -3,7 +3,7 @@ GO            ?= go
 GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 BENCHSTAT     ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # Every Go module in the repository: the library, e2e and ctrlruntime.
-MODULES       := $(patsubst %/go.mod,%,$(wildcard go.mod */go.mod))
+MODULES       := . $(patsubst %/go.mod,%,$(wildcard */go.mod))
 BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 500ms
 BENCH_OUT     ?= $(CURDIR)/bench.out
