@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/informers"
 
 	"github.com/ctrlkit/ctrlkit/examples/podgroup"
-	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -58,7 +57,7 @@ func (h *harness) run(t *testing.T) {
 	groupFactory := dynamicinformer.NewDynamicSharedInformerFactory(h.dyn, 0)
 	groupInformer := groupFactory.ForResource(podgroup.Resource).Informer()
 	pods := informers.NewSharedInformerFactory(h.cluster.Client(), 0)
-	c, err := podgroup.New(h.ctx, h.cluster.Client(), h.dyn, pods.Core().V1().Pods(), groupInformer, podset.WithReadYourWrites(false))
+	c, err := podgroup.New(h.ctx, h.cluster.Client(), h.dyn, pods.Core().V1().Pods(), groupInformer)
 	require.NoError(t, err)
 	clusterDone := make(chan error, 1)
 	go func() { clusterDone <- h.cluster.Run(h.ctx) }()
@@ -112,8 +111,8 @@ func (h *harness) waitStatus(t *testing.T, name string, want int64) {
 		st, _, _ := unstructured.NestedMap(pg.Object, "status")
 		gen, _, _ := unstructured.NestedInt64(pg.Object, "status", "observedGeneration")
 		assert.Equal(c, want, st["replicas"], "status.replicas")
-		assert.Equal(c, int64(0), st["readyReplicas"], "status.readyReplicas (no kubelet)")
-		assert.Equal(c, int64(0), st["availableReplicas"], "status.availableReplicas (no kubelet)")
+		assert.Equal(c, want, st["readyReplicas"], "status.readyReplicas")
+		assert.Equal(c, want, st["availableReplicas"], "status.availableReplicas")
 		assert.Equal(c, want, st["fullyLabeledReplicas"], "status.fullyLabeledReplicas")
 		assert.Equal(c, pg.GetGeneration(), gen, "status.observedGeneration")
 		list, err := h.cluster.Client().CoreV1().Pods("default").List(h.ctx, metav1.ListOptions{LabelSelector: "app=" + name})
