@@ -1,10 +1,6 @@
-//go:build podgroup_sim
-
-// These tests run the whole controller on simcluster. They are behind the
-// podgroup_sim tag because, at main's podset and simcluster (6e9dcac), the
-// controller stops re-syncing after its first creates: pods are created but
-// status is never rewritten, the same hang podset's own Example shows there.
-// Run them with: go test -race -tags podgroup_sim ./examples/podgroup/
+// These tests run the whole controller on simcluster: pods through the
+// simulated cluster (with its scheduler and kubelet), PodGroups through the
+// dynamic fake client.
 
 package podgroup_test
 
