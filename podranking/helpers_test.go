@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"sort" //nolint:depguard // the reference is upstream's algorithm: sort.Sort over its Less and Swap
 	"strconv"
 	"time"
 

@@ -2,7 +2,7 @@ package podranking
 
 import (
 	"slices"
-	"sort"
+	"sort" //nolint:depguard // the reference is upstream's algorithm: sort.Sort over its Less and Swap
 	"sync"
 	"testing"
 	"time"

@@ -1,7 +1,7 @@
 package podranking
 
 import (
-	"sort"
+	"sort" //nolint:depguard // checks ActivePodsWithRanks as sort.Interface, as upstream uses it
 	"testing"
 	"time"
 

@@ -1,7 +1,7 @@
 package podset
 
 import (
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +67,7 @@ func TestRelatedPodsLookup(t *testing.T) {
 	related, err := e.c.relatedPods(someRS)
 	require.NoError(t, err)
 	names := podNames(related)
-	sort.Strings(names)
+	slices.Sort(names)
 	assert.Equal(t, []string{"pod1", "pod2", "pod3", "pod4"}, names,
 		"own pods (inactive too), siblings', pending deletion's; not the unrelated owner's")
 

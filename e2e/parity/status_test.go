@@ -253,8 +253,7 @@ func faultyClient(c updateCase) (*fake.Clientset, *[]string) {
 	// The simple clientset: field management, which NewClientset adds, is
 	// irrelevant to a status update and would make 100,000 cases take ten
 	// times as long.
-	//lint:ignore SA1019 see above
-	cs := fake.NewSimpleClientset(c.rs.DeepCopy())
+	cs := fake.NewSimpleClientset(c.rs.DeepCopy()) //nolint:staticcheck // see above
 	var calls []string
 	updates := 0
 	cs.PrependReactor("update", "replicasets", func(action clienttesting.Action) (bool, runtime.Object, error) {

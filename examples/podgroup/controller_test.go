@@ -66,7 +66,9 @@ func (h *harness) run(t *testing.T) {
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("Run: %v", err)
 		}
-		<-clusterDone
+		if err := <-clusterDone; err != nil {
+			t.Errorf("simulated cluster: %v", err)
+		}
 		pods.Shutdown()
 		groupFactory.Shutdown()
 	})

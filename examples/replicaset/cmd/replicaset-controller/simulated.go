@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -155,7 +156,7 @@ func playDemo(ctx context.Context, p *printer, w workload, cluster *simcluster.C
 	if err != nil {
 		return res, err
 	}
-	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	slices.SortFunc(pods, func(a, b v1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	for _, pod := range pods[:min(10, len(pods))] {
 		if err := client.CoreV1().Pods(demoNamespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
 			return res, fmt.Errorf("deleting pod %s: %w", pod.Name, err)
@@ -170,7 +171,7 @@ func playDemo(ctx context.Context, p *printer, w workload, cluster *simcluster.C
 	if err != nil {
 		return res, err
 	}
-	sort.Slice(pods, func(i, j int) bool { return pods[i].Name > pods[j].Name })
+	slices.SortFunc(pods, func(a, b v1.Pod) int { return strings.Compare(b.Name, a.Name) })
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"-100"}}}`, podranking.DeletionCostAnnotation)
 	for _, pod := range pods[:min(lowCostPods, len(pods))] {
 		if _, err := client.CoreV1().Pods(demoNamespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -280,7 +281,7 @@ func printDecision(p *printer, d replicaset.ScaleDownDecision) {
 		for rule, n := range tally {
 			rules = append(rules, fmt.Sprintf("%s: %d", rule, n))
 		}
-		sort.Strings(rules)
+		slices.Sort(rules)
 		p.printf("    ... and %d more; deciding rule per pod: %s", len(d.Reasons)-shown, strings.Join(rules, ", "))
 	}
 }

@@ -76,8 +76,8 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	//lint:ignore SA1019 ctrlkit's pod control records core/v1 events with upstream's reasons.
-	recorder := mgr.GetEventRecorderFor("podgroup-controller")
+	// ctrlkit's pod control records core/v1 events with upstream's reasons.
+	recorder := mgr.GetEventRecorderFor("podgroup-controller") //nolint:staticcheck // the core/v1 recorder, deliberately
 	if err := podgroup.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), recorder).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
