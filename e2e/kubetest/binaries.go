@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -127,7 +127,7 @@ func cachedBuildDir(ctx context.Context, cfg *config) (dir, k8sVersion string, e
 	for line := range unique {
 		lines = append(lines, line)
 	}
-	sort.Strings(lines)
+	slices.Sort(lines)
 	name := k8sVersion + "-" + shortHash(strings.Join(lines, "\n")+"\n"+env)
 	// Written through a rename so a concurrent reader never sees half a name.
 	tmp := fmt.Sprintf("%s.%d", ref, os.Getpid())

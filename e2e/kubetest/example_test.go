@@ -2,6 +2,7 @@ package kubetest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -15,23 +16,29 @@ import (
 // Start a control plane, talk to it with client-go, and stop it. In a test
 // suite, start it once in TestMain and give each test its own namespace.
 func ExampleStart() {
-	ctx := context.Background()
-	env, err := kubetest.Start(ctx)
-	if err != nil {
+	if err := createNamespace(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	defer env.Stop()
+	// Output: created namespace example
+}
+
+func createNamespace(ctx context.Context) (err error) {
+	env, err := kubetest.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, env.Stop()) }()
 
 	client, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: "example"},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	fmt.Println("created namespace", ns.Name)
-	// Output: created namespace example
+	return nil
 }

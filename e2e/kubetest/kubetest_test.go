@@ -3,7 +3,6 @@ package kubetest
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -56,7 +55,7 @@ func TestStartStop(t *testing.T) {
 			require.NoError(t, env.Stop())
 			require.NoError(t, env.Stop(), "a second Stop returns the first result")
 			for _, pid := range []int{etcdPid, apiPid} {
-				_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+				_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 				assert.True(t, os.IsNotExist(err), "process %d still exists", pid)
 			}
 			for _, port := range ports {

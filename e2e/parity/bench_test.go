@@ -7,7 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
+	"sort" //nolint:depguard // drives upstream's ActivePodsWithRanks through sort.Sort, as upstream does
 	"strconv"
 	"sync"
 	"sync/atomic"

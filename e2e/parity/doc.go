@@ -44,7 +44,7 @@
 //   - CalculateStatus, UpdateReplicaSetStatus, SlowStartBatch: upstream's
 //     unexported calculateStatus, updateReplicaSetStatus (against the same
 //     faulty fake clientset on both sides) and slowStartBatch, reached through
-//     go:linkname (linkname_test.go says why).
+//     the linkname directive (linkname_test.go says why).
 //
 // Where ctrlkit deliberately differs (bugs fixed, inputs on which upstream
 // panics), the difference is listed in the repository's DIFFERENCES.md with

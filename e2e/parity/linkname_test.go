@@ -21,7 +21,7 @@ import (
 // whole exported ReplicaSetController would bury them under informers,
 // expectations and goroutines, and could not feed them arbitrary inputs.
 //
-// go:linkname binds the declarations below, which have no body, to upstream's
+// The linkname directive binds the declarations below, which have no body, to upstream's
 // compiled functions. The Go linker restricts this "pull" form only for
 // symbols of the standard library; for a module like k8s.io/kubernetes it is
 // accepted as is, without -ldflags=-checklinkname=0. The signatures must match

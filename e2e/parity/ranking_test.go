@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"sort"
+	"sort" //nolint:depguard // drives upstream's ActivePodsWithRanks through sort.Sort, as upstream does
 	"strconv"
 	"strings"
 	"testing"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,7 +153,7 @@ func (a *requestAudit) refusals() []string {
 	for k, msg := range a.forbidden {
 		out = append(out, k+": "+msg)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -167,7 +167,7 @@ func (a *requestAudit) check(t *testing.T) {
 	for k := range a.forbidden {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
 		t.Errorf("the controller was refused %s: %s", k, a.forbidden[k])
 	}

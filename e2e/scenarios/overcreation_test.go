@@ -1,7 +1,8 @@
 package scenarios
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -175,7 +176,7 @@ func (s *overCreationSampler) replay() ([]violation, map[string]int) {
 	s.mu.Lock()
 	events := append([]sampledEvent(nil), s.events...)
 	s.mu.Unlock()
-	sort.SliceStable(events, func(i, j int) bool { return events[i].rv < events[j].rv })
+	slices.SortStableFunc(events, func(a, b sampledEvent) int { return cmp.Compare(a.rv, b.rv) })
 
 	type ownerState struct {
 		name     string

@@ -2,7 +2,8 @@ package scenarios
 
 import (
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestScaleDownTo100(t *testing.T) {
 
 	pods := activePods(s.listPods("app=scale-down"))
 	require.Len(t, pods, 1000)
-	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	// 100 stay unassigned (never bound), 100 are bound but not ready, 100 are
 	// ready with a negative deletion cost, and 700 are bound and ready.
 	unassigned, notReady, cheap, normal := pods[:100], pods[100:200], pods[200:300], pods[300:]
