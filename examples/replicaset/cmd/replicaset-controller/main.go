@@ -188,6 +188,10 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
 	}
+	if err := preflight(ctx, cfg, o); err != nil {
+		fmt.Fprintln(stderr, "replicaset-controller:", err)
+		return 1
+	}
 	if err := serve(ctx, drain, o, client, nil, false); err != nil {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
