@@ -52,7 +52,7 @@ func checkReachable(client kubernetes.Interface, host string) error {
 // accessRule is one verb on one resource (or subresource) the controller needs.
 type accessRule struct {
 	group, resource, subresource, verb string
-	namespace, name                 string // empty: all namespaces, any name
+	namespace, name                    string // empty: all namespaces, any name
 }
 
 // String reads like the API server's own Forbidden message.
