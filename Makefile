@@ -3,7 +3,7 @@ GO            ?= go
 GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 BENCHSTAT     ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # Every Go module in the repository: the library, e2e and ctrlruntime.
-MODULES       := $(patsubst %/go.mod,%,$(wildcard go.mod */go.mod))
+MODULES       := . $(patsubst %/go.mod,%,$(wildcard */go.mod))
 BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 500ms
 BENCH_OUT     ?= $(CURDIR)/bench.out
@@ -64,6 +64,6 @@ bench:
 	  echo "bench round $$i/$(BENCH_COUNT)" >&2; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./... >> $(BENCH_OUT) || exit 1; \
 	  (cd e2e && $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./parity/) >> $(BENCH_OUT) || exit 1; \
-	  (cd e2e && $(GO) test -run '^$$' -bench . -count 1 -benchtime 1x -timeout 60m ./parity/scaleup/) >> $(BENCH_OUT) || exit 1; \
+	  (cd e2e && CTRLKIT_BENCH_ROUND=$$i $(GO) test -run '^$$' -bench . -count 1 -benchtime 1x -timeout 60m ./parity/scaleup/) >> $(BENCH_OUT) || exit 1; \
 	done
 	$(GO) run $(BENCHSTAT) -col /impl $(BENCH_OUT)

@@ -111,7 +111,7 @@ func TestExpiryLoggedOnce(t *testing.T) {
 			c.SatisfiedExpectations("k")
 		}, wantLogs: 1},
 		{name: "get then evict all", access: func(c *ControllerExpectations) {
-			c.GetExpectations("k")
+			_, _, _ = c.GetExpectations("k")
 			c.EvictExpired()
 		}, wantLogs: 1},
 		{name: "re-set of the expired record", access: func(c *ControllerExpectations) {

@@ -13,18 +13,16 @@ import (
 // FakePodControl is a PodControl for tests. It records every call and
 // writes nothing. The exported fields may be read (and Err, CreateLimit and
 // the per-operation errors set) directly while no call is in flight, or under
-// the embedded Mutex while calls may run concurrently.
-//
-// Differences from upstream's FakePodControl: it validates the controller
-// reference and template like RealPodControl (so a test can't pass with input
-// the real one refuses), never modifies the caller's template, and has
-// per-operation errors.
+// the embedded Mutex while calls may run concurrently. It validates the
+// controller reference and template like RealPodControl, so a test can't
+// pass with input the real one refuses, and never modifies the caller's
+// template.
 type FakePodControl struct {
 	sync.Mutex
 
 	// Templates holds a deep copy of each created pod's template, with
-	// GenerateName set to the generateName argument ("" for CreatePods), in
-	// call order.
+	// GenerateName set to the generateName argument ("" for CreatePods) and
+	// Name to the name given to CreatePodWithName, in call order.
 	Templates []v1.PodTemplateSpec
 	// ControllerRefs holds each create's controller reference, in call order.
 	ControllerRefs []metav1.OwnerReference
@@ -51,7 +49,10 @@ type FakePodControl struct {
 	CreateCallCount int
 }
 
-var _ PodControl = (*FakePodControl)(nil)
+var (
+	_ PodControl      = (*FakePodControl)(nil)
+	_ NamedPodCreator = (*FakePodControl)(nil)
+)
 
 // CreatePods implements PodControl.
 func (f *FakePodControl) CreatePods(ctx context.Context, namespace string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error {
@@ -62,6 +63,16 @@ func (f *FakePodControl) CreatePods(ctx context.Context, namespace string, templ
 // apply CreateLimit, validate (controller reference, template, labels),
 // record, then return CreateErr or Err.
 func (f *FakePodControl) CreatePodsWithGenerateName(_ context.Context, namespace string, template *v1.PodTemplateSpec, _ runtime.Object, controllerRef *metav1.OwnerReference, generateName string) error {
+	return f.create(namespace, template, controllerRef, "", generateName)
+}
+
+// CreatePodWithName implements NamedPodCreator, in the same order as
+// CreatePodsWithGenerateName.
+func (f *FakePodControl) CreatePodWithName(_ context.Context, namespace, name string, template *v1.PodTemplateSpec, _ runtime.Object, controllerRef *metav1.OwnerReference) error {
+	return f.create(namespace, template, controllerRef, name, "")
+}
+
+func (f *FakePodControl) create(namespace string, template *v1.PodTemplateSpec, controllerRef *metav1.OwnerReference, name, generateName string) error {
 	f.Lock()
 	defer f.Unlock()
 	f.CreateCallCount++
@@ -71,14 +82,11 @@ func (f *FakePodControl) CreatePodsWithGenerateName(_ context.Context, namespace
 	if err := ValidateControllerRef(controllerRef); err != nil {
 		return err
 	}
-	if template == nil {
-		return fmt.Errorf("pod template is nil")
-	}
 	if len(template.Labels) == 0 {
 		return ErrNoLabels
 	}
 	recorded := *template.DeepCopy()
-	recorded.GenerateName = generateName
+	recorded.Name, recorded.GenerateName = name, generateName
 	f.Templates = append(f.Templates, recorded)
 	f.ControllerRefs = append(f.ControllerRefs, *controllerRef.DeepCopy())
 	f.CreateNamespaces = append(f.CreateNamespaces, namespace)

@@ -63,10 +63,9 @@ func TestFakePodControl(t *testing.T) {
 	t.Run("validates like the real one", func(t *testing.T) {
 		f := &FakePodControl{}
 		assert.ErrorContains(t, f.CreatePods(ctx, "ns", podTemplate(), rc, nil), "controllerRef is nil")
-		assert.ErrorContains(t, f.CreatePods(ctx, "ns", nil, rc, ref), "pod template is nil")
 		assert.ErrorIs(t, f.CreatePods(ctx, "ns", &v1.PodTemplateSpec{}, rc, ref), ErrNoLabels)
 		assert.Empty(t, f.Templates)
-		assert.Equal(t, 3, f.CreateCallCount)
+		assert.Equal(t, 2, f.CreateCallCount)
 	})
 	t.Run("records deletes and patches", func(t *testing.T) {
 		f := &FakePodControl{}
@@ -109,4 +108,16 @@ func TestFakePodControl(t *testing.T) {
 		c, d, p := f.Counts()
 		assert.Equal(t, [3]int{50, 50, 50}, [3]int{c, d, p})
 	})
+}
+
+func TestFakePodControlCreatePodWithName(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	ref := metav1.NewControllerRef(rc, fakeKind)
+	f := &FakePodControl{}
+	require.NoError(t, f.CreatePodWithName(ctx, "ns", "worker-3", podTemplate(), rc, ref))
+	require.Len(t, f.Templates, 1)
+	assert.Equal(t, "worker-3", f.Templates[0].Name)
+	assert.Empty(t, f.Templates[0].GenerateName)
+	assert.ErrorIs(t, f.CreatePodWithName(ctx, "ns", "w", &v1.PodTemplateSpec{}, rc, ref), ErrNoLabels)
 }

@@ -2,7 +2,6 @@ package podcontrol
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,17 +15,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Event reasons recorded by RealPodControl, the same strings as upstream so
-// dashboards and alerts keep working.
-const (
-	FailedCreatePodReason     = "FailedCreate"
-	SuccessfulCreatePodReason = "SuccessfulCreate"
-	FailedDeletePodReason     = "FailedDelete"
-	SuccessfulDeletePodReason = "SuccessfulDelete"
-)
-
-// PodControl is how ref managers and controllers write pods. object is the
-// controller the action is done for; events are recorded against it.
+// PodControl is how controllers write pods. object is the controller the
+// action is done for; events are recorded against it.
 type PodControl interface {
 	// CreatePods creates a pod from template in namespace, owned through
 	// controllerRef, with the generateName "<owner name>-".
@@ -34,53 +24,42 @@ type PodControl interface {
 	// CreatePodsWithGenerateName is CreatePods with generateName overriding
 	// the default prefix when not empty.
 	CreatePodsWithGenerateName(ctx context.Context, namespace string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference, generateName string) error
-	// DeletePod deletes the named pod. A NotFound error is returned as is,
-	// so callers can treat it as done.
+	// DeletePod deletes the named pod.
 	DeletePod(ctx context.Context, namespace, podID string, object runtime.Object) error
 	// PatchPod sends a strategic-merge patch to the named pod.
 	PatchPod(ctx context.Context, namespace, name string, data []byte) error
 }
 
-// PodControlOption configures NewRealPodControl.
-type PodControlOption func(*RealPodControl)
-
-// WithOnWrite registers a hook called with every pod the API server returns
-// from a successful create or patch, and the controller reference involved.
-// Upstream uses it (v1.36) to feed a read-your-writes consistency store, so
-// the next sync waits for the informer to catch up with its own writes.
-func WithOnWrite(fn func(pod *v1.Pod, controllerRef *metav1.OwnerReference)) PodControlOption {
-	return func(r *RealPodControl) { r.onWrite = fn }
+// NamedPodCreator creates a pod with a name the controller chose, for
+// controllers that name their pods by index or role (StatefulSet-, Job- or
+// JobSet-like). RealPodControl and FakePodControl implement it.
+type NamedPodCreator interface {
+	CreatePodWithName(ctx context.Context, namespace, name string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error
 }
 
-// RealPodControl is the client-go PodControl. It records events with the
-// upstream reasons and messages.
+// RealPodControl is the client-go PodControl. It records events with
+// upstream's reasons and messages unless configured otherwise.
 type RealPodControl struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	onWrite  func(*v1.Pod, *metav1.OwnerReference)
+	client       kubernetes.Interface
+	recorder     record.EventRecorder
+	reasons      EventReasons
+	onWrite      func(*v1.Pod, *metav1.OwnerReference)
+	notFoundIsOK bool
 }
 
-var _ PodControl = (*RealPodControl)(nil)
-
-// errNilClient is returned by every RealPodControl call when it has no client.
-var errNilClient = errors.New("claim: pod control has a nil client")
+var (
+	_ PodControl      = (*RealPodControl)(nil)
+	_ NamedPodCreator = (*RealPodControl)(nil)
+)
 
 // NewRealPodControl returns a PodControl writing through client and
-// recording events through recorder. A nil recorder records nothing.
-func NewRealPodControl(client kubernetes.Interface, recorder record.EventRecorder, opts ...PodControlOption) PodControl {
-	r := &RealPodControl{client: client, recorder: recorder}
-	if isNil(r.client) {
-		r.client = nil
-	}
-	if isNil(r.recorder) {
-		r.recorder = nil
-	}
+// recording events through recorder; a nil recorder records nothing.
+func NewRealPodControl(client kubernetes.Interface, recorder record.EventRecorder, opts ...Option) *RealPodControl {
+	cfg := config{reasons: DefaultEventReasons()}
 	for _, opt := range opts {
-		if opt != nil {
-			opt(r)
-		}
+		opt(&cfg)
 	}
-	return r
+	return &RealPodControl{client: client, recorder: recorder, reasons: cfg.reasons, onWrite: cfg.onWrite, notFoundIsOK: cfg.notFoundIsOK}
 }
 
 // CreatePods implements PodControl.
@@ -93,28 +72,50 @@ func (r *RealPodControl) CreatePods(ctx context.Context, namespace string, templ
 // GetPodFromTemplate); a template without labels is refused with ErrNoLabels,
 // since the controller could never select the pod it created.
 func (r *RealPodControl) CreatePodsWithGenerateName(ctx context.Context, namespace string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference, generateName string) error {
-	if err := ValidateControllerRef(controllerRef); err != nil {
-		return err
-	}
-	pod, err := GetPodFromTemplate(template, object, controllerRef)
+	pod, err := podToCreate(template, object, controllerRef)
 	if err != nil {
 		return err
 	}
 	if generateName != "" {
 		pod.GenerateName = generateName
 	}
+	return r.create(ctx, namespace, pod, object, controllerRef)
+}
+
+// CreatePodWithName implements NamedPodCreator: CreatePods with a fixed
+// name instead of a generated one. An existing pod of that name fails the
+// create with AlreadyExists, which apierrors.IsAlreadyExists recognises.
+func (r *RealPodControl) CreatePodWithName(ctx context.Context, namespace, name string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error {
+	pod, err := podToCreate(template, object, controllerRef)
+	if err != nil {
+		return err
+	}
+	pod.Name, pod.GenerateName = name, ""
+	return r.create(ctx, namespace, pod, object, controllerRef)
+}
+
+// podToCreate builds and checks the pod a create sends.
+func podToCreate(template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) (*v1.Pod, error) {
+	if err := ValidateControllerRef(controllerRef); err != nil {
+		return nil, err
+	}
+	pod, err := GetPodFromTemplate(template, object, controllerRef)
+	if err != nil {
+		return nil, err
+	}
 	if len(pod.Labels) == 0 {
-		return ErrNoLabels
+		return nil, ErrNoLabels
 	}
-	if r.client == nil {
-		return errNilClient
-	}
+	return pod, nil
+}
+
+func (r *RealPodControl) create(ctx context.Context, namespace string, pod *v1.Pod, object runtime.Object, controllerRef *metav1.OwnerReference) error {
 	created, err := r.client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		// A terminating namespace refuses every create; an event per attempt
 		// would only be noise.
 		if !apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
-			r.event(object, v1.EventTypeWarning, FailedCreatePodReason, "Error creating: %v", err)
+			r.event(object, v1.EventTypeWarning, r.reasons.FailedCreate, "Error creating: %v", err)
 		}
 		return err
 	}
@@ -122,40 +123,38 @@ func (r *RealPodControl) CreatePodsWithGenerateName(ctx context.Context, namespa
 		r.onWrite(created, controllerRef)
 	}
 	klog.FromContext(ctx).V(4).Info("Controller created pod", "controller", nameOf(object), "pod", klog.KObj(created))
-	r.event(object, v1.EventTypeNormal, SuccessfulCreatePodReason, "Created pod: %v", created.Name)
+	r.event(object, v1.EventTypeNormal, r.reasons.SuccessfulCreate, "Created pod: %v", created.Name)
 	return nil
 }
 
-// DeletePod implements PodControl. NotFound is returned unchanged and records
-// no event: the pod is already gone, which is what the caller wanted. Other
+// DeletePod implements PodControl. NotFound records no event and, as
+// upstream, is returned unchanged, so the caller can tell that someone else
+// deleted the pod; with WithNotFoundAsSuccess it is nil instead. Other
 // errors record FailedDelete and are wrapped.
 func (r *RealPodControl) DeletePod(ctx context.Context, namespace, podID string, object runtime.Object) error {
 	accessor, err := meta.Accessor(object)
 	if err != nil {
 		return fmt.Errorf("object does not have ObjectMeta, %w", err)
 	}
-	if r.client == nil {
-		return errNilClient
-	}
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Deleting pod", "controller", accessor.GetName(), "pod", klog.KRef(namespace, podID))
 	if err := r.client.CoreV1().Pods(namespace).Delete(ctx, podID, metav1.DeleteOptions{}); err != nil {
 		if apierrors.IsNotFound(err) {
 			logger.V(4).Info("Pod has already been deleted", "pod", klog.KRef(namespace, podID))
+			if r.notFoundIsOK {
+				return nil
+			}
 			return err
 		}
-		r.event(object, v1.EventTypeWarning, FailedDeletePodReason, "Error deleting: %v", err)
+		r.event(object, v1.EventTypeWarning, r.reasons.FailedDelete, "Error deleting: %v", err)
 		return fmt.Errorf("unable to delete pods: %w", err)
 	}
-	r.event(object, v1.EventTypeNormal, SuccessfulDeletePodReason, "Deleted pod: %v", podID)
+	r.event(object, v1.EventTypeNormal, r.reasons.SuccessfulDelete, "Deleted pod: %v", podID)
 	return nil
 }
 
 // PatchPod implements PodControl with a strategic-merge patch.
 func (r *RealPodControl) PatchPod(ctx context.Context, namespace, name string, data []byte) error {
-	if r.client == nil {
-		return errNilClient
-	}
 	pod, err := r.client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
 	if err != nil {
 		return err
@@ -167,17 +166,13 @@ func (r *RealPodControl) PatchPod(ctx context.Context, namespace, name string, d
 }
 
 func (r *RealPodControl) event(object runtime.Object, eventType, reason, format string, args ...any) {
-	// An event needs an object to be attached to.
-	if r.recorder == nil || isNil(object) {
+	if r.recorder == nil {
 		return
 	}
 	r.recorder.Eventf(object, eventType, reason, format, args...)
 }
 
 func nameOf(object runtime.Object) string {
-	if isNil(object) {
-		return ""
-	}
 	if accessor, err := meta.Accessor(object); err == nil {
 		return accessor.GetName()
 	}

@@ -72,7 +72,6 @@ func TestRealPodControlCreate(t *testing.T) {
 		{name: "terminating namespace records nothing", template: podTemplate(), ref: ref, createErr: namespaceTerminating(),
 			wantErr: "being terminated"},
 		{name: "no labels refused", template: &v1.PodTemplateSpec{}, ref: ref, wantErr: ErrNoLabels.Error()},
-		{name: "nil template", template: nil, ref: ref, wantErr: "pod template is nil"},
 		{name: "nil ref", template: podTemplate(), ref: nil, wantErr: "controllerRef is nil"},
 		{name: "ref not controller", template: podTemplate(), ref: &metav1.OwnerReference{APIVersion: "v1", Kind: "X"}, wantErr: "controllerRef.Controller is not set to true"},
 	}
@@ -201,26 +200,52 @@ func TestRealPodControlPatch(t *testing.T) {
 	assert.Len(t, written, 1, "no OnWrite on failure")
 }
 
-func TestRealPodControlBadInput(t *testing.T) {
+func TestRealPodControlNilRecorder(t *testing.T) {
 	ctx := context.Background()
 	rc := controller("default", "123", false)
 	ref := metav1.NewControllerRef(rc, fakeKind)
-	pc := NewRealPodControl(nil, nil, nil)
-	assert.ErrorIs(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref), errNilClient)
-	assert.ErrorIs(t, pc.DeletePod(ctx, "default", "p", rc), errNilClient)
-	assert.ErrorIs(t, pc.PatchPod(ctx, "default", "p", nil), errNilClient)
+	pc := NewRealPodControl(fake.NewClientset(), nil)
+	require.NoError(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref), "a nil recorder records nothing")
+}
 
-	// A nil recorder records nothing and does not panic.
+func TestRealPodControlCreatePodWithName(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	ref := metav1.NewControllerRef(rc, fakeKind)
 	client := fake.NewClientset()
-	pc = NewRealPodControl(client, nil)
-	require.NoError(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref))
-	var nilRec *record.FakeRecorder
-	pc = NewRealPodControl(fake.NewClientset(), nilRec)
-	require.NoError(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref))
-	// A nil controller object is refused (its name is the pod name prefix)
-	// before anything is sent or recorded.
 	rec := record.NewFakeRecorder(10)
-	pc = NewRealPodControl(client, rec)
-	assert.Error(t, pc.CreatePods(ctx, "default", podTemplate(), nil, ref), "parent is needed for the name prefix")
-	assert.Empty(t, drain(rec))
+	pc := NewRealPodControl(client, rec)
+	require.NoError(t, pc.CreatePodWithName(ctx, "default", "worker-0", podTemplate(), rc, ref))
+	got, err := client.CoreV1().Pods("default").Get(ctx, "worker-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, got.GenerateName)
+	assert.Equal(t, []metav1.OwnerReference{*ref}, got.OwnerReferences)
+	assert.Equal(t, []string{"Normal SuccessfulCreate Created pod: worker-0"}, drain(rec))
+
+	err = pc.CreatePodWithName(ctx, "default", "worker-0", podTemplate(), rc, ref)
+	assert.True(t, apierrors.IsAlreadyExists(err), "%v", err)
+	assert.Equal(t, []string{"Warning FailedCreate Error creating: " + err.Error()}, drain(rec))
+	assert.ErrorIs(t, pc.CreatePodWithName(ctx, "default", "worker-1", &v1.PodTemplateSpec{}, rc, ref), ErrNoLabels)
+}
+
+func TestRealPodControlOptions(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	ref := metav1.NewControllerRef(rc, fakeKind)
+	rec := record.NewFakeRecorder(10)
+	pc := NewRealPodControl(fake.NewClientset(), rec,
+		WithEventReasons(EventReasons{SuccessfulCreate: "WorkerCreated", SuccessfulDelete: "WorkerDeleted"}), WithNotFoundAsSuccess())
+	require.NoError(t, pc.CreatePodWithName(ctx, "default", "w", podTemplate(), rc, ref))
+	require.NoError(t, pc.DeletePod(ctx, "default", "w", rc))
+	require.NoError(t, pc.DeletePod(ctx, "default", "w", rc), "NotFound is success with the option")
+	assert.Equal(t, []string{"Normal WorkerCreated Created pod: w", "Normal WorkerDeleted Deleted pod: w"}, drain(rec))
+
+	// Unset reasons keep upstream's.
+	client := fake.NewClientset()
+	client.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("boom")
+	})
+	pc = NewRealPodControl(client, rec, WithEventReasons(EventReasons{SuccessfulCreate: "X"}))
+	assert.Error(t, pc.DeletePod(ctx, "default", "w", rc))
+	assert.Equal(t, []string{"Warning FailedDelete Error deleting: boom"}, drain(rec))
 }

@@ -31,8 +31,7 @@ func TestGetPodFromTemplate(t *testing.T) {
 		{name: "no controller ref", template: podTemplate(), parent: rc, wantPrefix: "rc-"},
 		{name: "name too long for a dash", template: podTemplate(), parent: long, ref: ref, wantPrefix: long.Name},
 		{name: "empty template", template: &v1.PodTemplateSpec{}, parent: rc, wantPrefix: "rc-"},
-		{name: "nil template", template: nil, parent: rc, wantErr: "pod template is nil"},
-		{name: "nil parent", template: podTemplate(), parent: nil, wantErr: "parentObject is nil"},
+		{name: "parent without metadata", template: podTemplate(), parent: nil, wantErr: "parentObject does not have ObjectMeta"},
 		{name: "parent without metadata", template: podTemplate(), parent: &runtime.Unknown{}, wantErr: "does not have ObjectMeta"},
 	}
 	for _, tc := range tests {

@@ -3,7 +3,7 @@ package podranking
 import (
 	"cmp"
 	"slices"
-	"sort"
+	"sort" //nolint:depguard // upstream's answer is what sort.Sort makes of its Less and Swap, so only sort.Sort itself reproduces it
 	"sync"
 
 	v1 "k8s.io/api/core/v1"

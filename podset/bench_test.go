@@ -8,7 +8,6 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -43,9 +42,9 @@ func benchEnv(b *testing.B, sizes []int) (*env, *appsv1.ReplicaSet) {
 }
 
 // BenchmarkSteadyStateSync is one steady-state sync of a ReplicaSet with
-// 1,000 pods in a namespace of 10,000 pods over 100 ReplicaSets: through
-// the pod-by-owner index (ctrlkit) and through a scan of the namespace
-// (upstream's former listing). Compare the two ns/op figures.
+// 1,000 pods in a namespace of 10,000 pods over 100 ReplicaSets, reading its
+// pods from the pod-by-owner index. The side-by-side comparison with
+// upstream's controller is in e2e/parity (BENCHMARKS.md).
 func BenchmarkSteadyStateSync(b *testing.B) {
 	// The measured owner has 1,000 pods; 99 others share 9,000.
 	sizes := []int{1000}
@@ -56,31 +55,17 @@ func BenchmarkSteadyStateSync(b *testing.B) {
 	if n := len(e.podStore().List()); n != 10000 {
 		b.Fatalf("namespace holds %d pods, want 10000", n)
 	}
-	namespaceScan := func(o *appsv1.ReplicaSet) ([]*v1.Pod, error) {
-		return e.c.podLister.Pods(o.GetNamespace()).List(labels.Everything())
+	before := len(e.client.Actions())
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.sync(rs); err != nil {
+			b.Fatal(err)
+		}
 	}
-	for _, variant := range []struct {
-		name string
-		list func(o *appsv1.ReplicaSet) ([]*v1.Pod, error)
-	}{
-		{"impl=ctrlkit", e.c.podsForOwner},
-		{"impl=baseline", namespaceScan},
-	} {
-		b.Run(variant.name, func(b *testing.B) {
-			e.c.candidatePods = variant.list
-			before := len(e.client.Actions())
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := e.sync(rs); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if after := len(e.client.Actions()); after != before {
-				b.Fatalf("steady state made %d API calls", after-before)
-			}
-			if c, d, p := e.pc.Counts(); c+d+p != 0 {
-				b.Fatalf("steady state acted on pods: %d creates, %d deletes, %d patches", c, d, p)
-			}
-		})
+	if after := len(e.client.Actions()); after != before {
+		b.Fatalf("steady state made %d API calls", after-before)
+	}
+	if c, d, p := e.pc.Counts(); c+d+p != 0 {
+		b.Fatalf("steady state acted on pods: %d creates, %d deletes, %d patches", c, d, p)
 	}
 }

@@ -58,10 +58,6 @@ type Controller[O metav1.Object] struct {
 
 	// syncHandler is Sync; tests swap it to observe keys.
 	syncHandler func(ctx context.Context, key string) error
-	// candidatePods returns the pods a sync considers: the owner's and the
-	// namespace's orphans from the pod index; the benchmark swaps in a
-	// namespace scan as its baseline.
-	candidatePods func(owner O) ([]*v1.Pod, error)
 
 	started   atomic.Bool
 	synced    atomic.Bool
@@ -121,7 +117,7 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	c.podControl = cfg.podControl
 	if c.podControl == nil {
-		var pcOpts []podcontrol.PodControlOption
+		var pcOpts []podcontrol.Option
 		if c.guard != nil {
 			pcOpts = append(pcOpts, podcontrol.WithOnWrite(c.podWritten))
 		}
@@ -159,7 +155,6 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	c.ownerIndexer = ownerInformer.GetIndexer()
 	c.hasSynced = []cache.InformerSynced{podInf.HasSynced, ownerInformer.HasSynced}
 	c.syncHandler = c.Sync
-	c.candidatePods = c.podsForOwner
 	return c, nil
 }
 

@@ -83,7 +83,7 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 		return nil
 	}
 
-	allPods, err := c.candidatePods(o)
+	allPods, err := c.podsForOwner(o)
 	if err != nil {
 		return err
 	}

@@ -108,3 +108,41 @@ func TestKubeletStartsPodsAndStops(t *testing.T) {
 	require.NoError(t, <-done)
 	require.Error(t, c.Run(ctx), "Run twice")
 }
+
+// A pod created without a namespace in its object takes the request's, as
+// on a real apiserver: the object returned, the stored one and the one sent
+// to watches all carry it, so a controller whose pod control leaves it to
+// the server (as upstream's does) finds its pods again, and the simulated
+// kubelet can start them.
+func TestCreateFillsNamespaceFromRequest(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := New(WithStartupDelay(time.Millisecond))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	pods := c.Client().CoreV1().Pods("team-a")
+	w, err := pods.Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	defer w.Stop()
+
+	pod := pendingPod("web-")
+	pod.Namespace = ""
+	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "team-a", created.Namespace)
+	select {
+	case e := <-w.ResultChan():
+		got, ok := e.Object.(*v1.Pod)
+		require.True(t, ok)
+		assert.Equal(t, "team-a", got.Namespace, "the watch event carries the namespace")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch event")
+	}
+	require.Eventually(t, func() bool {
+		p, err := pods.Get(ctx, created.Name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodRunning
+	}, 10*time.Second, 5*time.Millisecond, "the simulated kubelet starts the pod")
+	cancel()
+	<-done
+}

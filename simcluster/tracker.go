@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,6 +58,18 @@ type apiTracker struct {
 	log      []loggedEvent
 	oldestRV int64 // a watch from this resourceVersion or later can resume
 	watchers map[*relayWatcher]struct{}
+	// feeders follow the plain tracker underneath, one per watched kind,
+	// for writes made straight to it (fake.Clientset.Tracker()) that never
+	// pass through this tracker.
+	feeders map[schema.GroupVersionResource]*feeder
+}
+
+// feeder relays the plain tracker's events for one kind while that kind is
+// watched.
+type feeder struct {
+	source  watch.Interface
+	watches int
+	done    chan struct{}
 }
 
 func newAPITracker(inner k8stesting.ObjectTracker, now func() time.Time) *apiTracker {
@@ -65,6 +78,7 @@ func newAPITracker(inner k8stesting.ObjectTracker, now func() time.Time) *apiTra
 		now:           now,
 		current:       map[schema.GroupVersionResource]map[types.NamespacedName]runtime.Object{},
 		watchers:      map[*relayWatcher]struct{}{},
+		feeders:       map[schema.GroupVersionResource]*feeder{},
 	}
 }
 
@@ -74,8 +88,15 @@ func (t *apiTracker) nextResourceVersion() string {
 }
 
 // record remembers a write that has succeeded and sends it to the open
-// watches. mu must be held.
+// watches. mu must be held, and catchUp must
+// have run before the write.
 func (t *apiTracker) record(gvr schema.GroupVersionResource, namespace, name string, eventType watch.EventType, obj runtime.Object) {
+	t.dispatch(gvr, namespace, name, eventType, obj)
+}
+
+// dispatch remembers an event and sends it to the open watches. mu must be
+// held.
+func (t *apiTracker) dispatch(gvr schema.GroupVersionResource, namespace, name string, eventType watch.EventType, obj runtime.Object) {
 	obj = obj.DeepCopyObject()
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	if eventType == watch.Deleted {
@@ -115,6 +136,7 @@ func (t *apiTracker) Add(obj runtime.Object) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if m.GetUID() == "" {
 		m.SetUID(uuid.NewUUID())
 	}
@@ -138,14 +160,19 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if m.GetName() == "" {
 		if m.GetGenerateName() == "" {
 			return apierrors.NewBadRequest("simulated apiserver: name or generateName is required")
 		}
 		m.SetName(m.GetGenerateName() + randomSuffix())
 	}
+	// The apiserver takes the namespace from the request path; the object
+	// sent to watches must carry it too.
 	if ns == "" {
 		ns = m.GetNamespace()
+	} else if m.GetNamespace() == "" {
+		m.SetNamespace(ns)
 	}
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(metav1.NewTime(t.now()))
@@ -166,6 +193,7 @@ func (t *apiTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if ns == "" {
 		ns = m.GetNamespace()
 	}
@@ -201,6 +229,7 @@ func (t *apiTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	if ns == "" {
 		ns = m.GetNamespace()
 	}
@@ -223,6 +252,7 @@ func (t *apiTracker) Apply(gvr schema.GroupVersionResource, _ runtime.Object, _ 
 func (t *apiTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.catchUp(gvr)
 	obj, err := t.ObjectTracker.Get(gvr, ns, name)
 	if err != nil {
 		return err
@@ -230,10 +260,12 @@ func (t *apiTracker) Delete(gvr schema.GroupVersionResource, ns, name string, op
 	if err := t.ObjectTracker.Delete(gvr, ns, name, opts...); err != nil {
 		return err
 	}
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetResourceVersion(t.nextResourceVersion())
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("simulated apiserver: delete %s: %w", gvr.Resource, err)
 	}
-	t.record(gvr, ns, name, watch.Deleted, obj)
+	m.SetResourceVersion(t.nextResourceVersion())
+	t.dispatch(gvr, ns, name, watch.Deleted, obj)
 	return nil
 }
 
@@ -286,14 +318,124 @@ func (t *apiTracker) Watch(gvr schema.GroupVersionResource, ns string, opts ...m
 			}
 		}
 	}
+	if err := t.follow(gvr); err != nil {
+		w.stopLocked()
+		return nil, err
+	}
 	t.watchers[w] = struct{}{}
 	return w, nil
 }
 
+// unregister forgets a stopped watch, and stops following its kind when it
+// was the last watch on it.
 func (t *apiTracker) unregister(w *relayWatcher) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	delete(t.watchers, w)
+	f := t.feeders[w.gvr]
+	f.watches--
+	if f.watches > 0 {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.feeders, w.gvr)
+	f.source.Stop()
+	t.mu.Unlock()
+	<-f.done
+}
+
+// follow makes sure a feeder follows gvr on the plain tracker. mu must be
+// held.
+func (t *apiTracker) follow(gvr schema.GroupVersionResource) error {
+	if f := t.feeders[gvr]; f != nil {
+		f.watches++
+		return nil
+	}
+	// Without list options the plain tracker replays nothing, so its
+	// 100-event buffer starts empty.
+	source, err := t.ObjectTracker.Watch(gvr, "")
+	if err != nil {
+		return err
+	}
+	f := &feeder{source: source, watches: 1, done: make(chan struct{})}
+	t.feeders[gvr] = f
+	go func() {
+		defer close(f.done)
+		for e := range source.ResultChan() {
+			t.mu.Lock()
+			t.fromPlainTracker(gvr, e)
+			t.drain(gvr, f)
+			t.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// catchUp handles what a feeder holds before a write through this tracker,
+// so the plain tracker's events keep their order relative to it. mu must be
+// held.
+func (t *apiTracker) catchUp(gvr schema.GroupVersionResource) {
+	if f := t.feeders[gvr]; f != nil {
+		t.drain(gvr, f)
+	}
+}
+
+// drain takes every event the feeder holds without waiting. Each of this
+// tracker's writes calls it first (catchUp), so the plain tracker's buffer holds at most the
+// writes made straight to it since. mu must be held.
+func (t *apiTracker) drain(gvr schema.GroupVersionResource, f *feeder) {
+	for {
+		select {
+		case e, ok := <-f.source.ResultChan():
+			if !ok {
+				return
+			}
+			t.fromPlainTracker(gvr, e)
+		default:
+			return
+		}
+	}
+}
+
+// fromPlainTracker handles one event of the plain tracker by comparing the
+// object's stored state with the last state sent to watches: the echo of
+// this tracker's own write finds them equal and is skipped; a write made
+// straight to the plain tracker is taken into this tracker's
+// resourceVersion sequence and sent as the object's current state, so a late
+// event can never leave a watcher with a stale object. mu must be held.
+func (t *apiTracker) fromPlainTracker(gvr schema.GroupVersionResource, e watch.Event) {
+	m, err := meta.Accessor(e.Object)
+	if err != nil {
+		return
+	}
+	ns, name := m.GetNamespace(), m.GetName()
+	sent, known := t.current[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	stored, err := t.ObjectTracker.Get(gvr, ns, name)
+	if err != nil {
+		if known {
+			gone := sent.DeepCopyObject()
+			if gm, err := meta.Accessor(gone); err == nil {
+				gm.SetResourceVersion(t.nextResourceVersion())
+			}
+			t.dispatch(gvr, ns, name, watch.Deleted, gone)
+		}
+		return
+	}
+	if known && equality.Semantic.DeepEqual(sent, stored) {
+		return
+	}
+	sm, err := meta.Accessor(stored)
+	if err != nil {
+		return
+	}
+	sm.SetResourceVersion(t.nextResourceVersion())
+	if err := t.ObjectTracker.Update(gvr, stored, ns); err != nil {
+		return
+	}
+	eventType := watch.Modified
+	if !known {
+		eventType = watch.Added
+	}
+	t.dispatch(gvr, ns, name, eventType, stored)
 }
 
 // openWatches counts the watches not yet stopped.

@@ -147,3 +147,51 @@ func TestWatchTooOld(t *testing.T) {
 	_, err = pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "1"})
 	assert.True(t, apierrors.IsResourceExpired(err) || apierrors.IsGone(err), "%v", err)
 }
+
+// Writes made straight to the fake clientset's own tracker, as tests do to
+// set the scene without recording actions, reach watches too, and join the
+// cluster's resourceVersion sequence so later client writes don't conflict.
+func TestWatchSeesPlainTrackerWrites(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx := context.Background()
+	c := New(WithNodes(0))
+	pods := c.Client().CoreV1().Pods("default")
+	w, err := pods.Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	gvr := v1.SchemeGroupVersion.WithResource("pods")
+	p := pendingPod("")
+	p.Name = "raw"
+	p.Namespace = "default"
+	require.NoError(t, c.Client().Tracker().Add(p))
+	p.Labels = map[string]string{"v": "2"}
+	require.NoError(t, c.Client().Tracker().Update(gvr, p, "default"))
+	_, err = pods.Create(ctx, pendingPod("api-"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	// The raw add and update may arrive as one event with the current
+	// state; the client's create comes after them.
+	var last *v1.Pod
+	for {
+		e := readEvents(t, w, 1)[0]
+		p := e.Object.(*v1.Pod)
+		if p.GenerateName == "api-" {
+			assert.Equal(t, watch.Added, e.Type)
+			break
+		}
+		last = p
+	}
+	require.NotNil(t, last)
+	assert.Equal(t, "raw", last.Name)
+	assert.Equal(t, "2", last.Labels["v"], "the current state, whatever the interleaving")
+
+	// The watched copy's resourceVersion is the stored one: an update from
+	// it succeeds.
+	last.Labels["v"] = "3"
+	_, err = pods.Update(ctx, last, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, watch.Modified, readEvents(t, w, 1)[0].Type)
+
+	require.NoError(t, c.Client().Tracker().Delete(gvr, "default", "raw"))
+	assert.Equal(t, watch.Deleted, readEvents(t, w, 1)[0].Type)
+	w.Stop()
+}

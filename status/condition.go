@@ -39,7 +39,8 @@ func SetCondition(status *appsv1.ReplicaSetStatus, condition appsv1.ReplicaSetCo
 			kept = append(kept, c)
 		}
 	}
-	status.Conditions = append(kept, condition)
+	kept = append(kept, condition)
+	status.Conditions = kept
 }
 
 // RemoveCondition removes every condition of condType from status. When none
@@ -82,7 +83,8 @@ func SetReplicationControllerCondition(status *v1.ReplicationControllerStatus, c
 			kept = append(kept, c)
 		}
 	}
-	status.Conditions = append(kept, condition)
+	kept = append(kept, condition)
+	status.Conditions = kept
 }
 
 // RemoveReplicationControllerCondition is RemoveCondition for

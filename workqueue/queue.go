@@ -339,14 +339,12 @@ func (q *Queue[T]) ShutDownWithDrainContext(ctx context.Context) error {
 
 	q.lock()
 	defer q.mu.Unlock()
-	var stop func() bool
+	// Wake the waiters when ctx ends, so the loop sees ctx.Err().
+	stop := context.AfterFunc(ctx, q.wakeAll)
+	defer stop()
 	for q.drain && (q.queued > 0 || q.inFlight > 0) {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("workqueue: drain interrupted with %d queued and %d in flight: %w", q.queued, q.inFlight, err)
-		}
-		if stop == nil && ctx.Done() != nil {
-			stop = context.AfterFunc(ctx, q.wakeAll)
-			defer stop()
 		}
 		q.drainCond.Wait()
 	}

@@ -69,9 +69,13 @@ subjects:
 // compaction.
 func TestRBACAndFaults(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	env := StartT(t, WithRBAC(), WithAPIServerFlags("--watch-cache=false"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// Start, not StartT: Stop must run before the goroutine check, and
+	// StartT's cleanup would run after this function's defers.
+	env, err := Start(ctx, WithLogf(t.Logf), WithRBAC(), WithAPIServerFlags("--watch-cache=false"))
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, env.Stop()) }()
 
 	adminCfg, closeAdmin, err := env.ClientConfig(nil)
 	require.NoError(t, err)
@@ -163,8 +167,12 @@ spec:
 	t.Run("compaction expires old resource versions", func(t *testing.T) {
 		list, err := admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
-		_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{})
-		require.NoError(t, err)
+		// etcd keeps the compaction revision itself, and a watch from
+		// resourceVersion N reads from N+1: two writes put N+1 below it.
+		for _, name := range []string{"later", "later-still"} {
+			_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
 		rev, err := env.CompactEtcd(ctx)
 		require.NoError(t, err)
 		assert.Positive(t, rev)

@@ -69,7 +69,7 @@ func (p *process) stop(timeout time.Duration) error {
 	_ = signalGroup(p.cmd.Process, syscall.SIGKILL)
 	select {
 	case <-p.exited:
-		return fmt.Errorf("%s ignored SIGTERM for %s and was killed", p.name, timeout)
+		return fmt.Errorf("%s ignored SIGTERM for %s and %w", p.name, timeout, errKilled)
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.cmd.Process.Pid)
 	}
@@ -133,3 +133,6 @@ func portClosed(port int) bool {
 }
 
 var errNoProcess = errors.New("no process")
+
+// errKilled marks a stop that had to escalate to SIGKILL.
+var errKilled = errors.New("was killed")

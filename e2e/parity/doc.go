@@ -5,9 +5,10 @@
 // # Differential tests
 //
 // Each target feeds the same seeded random inputs to ctrlkit and to the
-// exported code of k8s.io/kubernetes v1.36.3 that ctrlkit replaces, and fails
-// on the first disagreement with a shrunk, minimal input. By default each
-// target runs 100,000 cases (10,000 under -race or -short);
+// code of k8s.io/kubernetes v1.36.3 that ctrlkit replaces, and fails on the
+// first disagreement with a shrunk, minimal input. By default each target
+// runs 100,000 cases (10,000 under -race or -short), and the costly ones
+// (ranking of up to 2,000 pods, status, slow start) 3,000;
 // CTRLKIT_PARITY_CASES=n or -long (1,000,000) change that, and
 // CTRLKIT_PARITY_SEED or -parity.seed picks other inputs. The flags exist
 // only in this package's test binary, so use the environment variables when
@@ -16,87 +17,47 @@
 //	go test ./parity -long
 //	CTRLKIT_PARITY_CASES=2000000 go test ./...
 //
-// The targets:
+// The targets, none with a skip predicate:
 //
-//   - IsReady, IsAvailable: podstate against pkg/api/v1/pod (IsPodReady,
-//     GetPodReadyCondition, IsPodAvailable), around the minReadySeconds
-//     boundary to the nanosecond.
-//   - DeletionCost: podranking.DeletionCost against
-//     pkg/apis/core/helper.GetDeletionCostFromPodAnnotations, value and error
-//     presence (plus a fuzz target).
-//   - RankingOrder: pods with distinct instants and UIDs, on which upstream's
-//     comparator is a strict total order. ctrlkit's Sorted, Select(diff) and
-//     Selector.PodsToDelete must equal sort.Sort over
-//     pkg/controller.ActivePodsWithRanks followed by a slice, pod for pod;
-//     ranks from related pods are checked too.
-//   - RankingCornerLess: colliding instants, UIDs and ties. Less must equal
-//     upstream's on every ordered pair of every input; nothing is skipped.
-//   - RankingCorner: the same inputs; ctrlkit's selection orders (Sorted,
-//     Select) must never put a pod after one upstream's Less puts before it.
-//   - RankingNoDeletionCost: pairwise Less with the PodDeletionCost gate off,
-//     on every input.
+//   - IsReady, IsAvailable: podstate against pkg/api/v1/pod, around the
+//     minReadySeconds boundary to the nanosecond.
+//   - DeletionCost: podranking.DeletionCost against upstream's annotation
+//     parser, value and error presence (plus a fuzz target).
+//   - RankingProduction, RankingAdversarial: production-like inputs (20 to
+//     2,000 pods, whole-second timestamps, mostly Running and Ready, few
+//     costs, rollouts where dozens of pods share a second) and adversarial
+//     ones (colliding instants, UIDs and ties). Every selection API
+//     (PodsToDelete, Selector.PodsToDelete, Ranking, Order, Sorted, Select)
+//     must return exactly what upstream's rank, sort.Sort and slice return
+//     for the same input slice, pod for pod, ranks included.
+//   - RankingCornerLess: Less against upstream's on every ordered pair.
+//   - RankingNoDeletionCost: the PodDeletionCost gate off.
+//   - RankingSmallestCase: the smallest input on which the former
+//     instant-class order chose other pods than upstream.
 //   - Expectations, UIDTrackingExpectations: random operation sequences on
-//     pkg/controller's ControllerExpectations and
-//     UIDTrackingControllerExpectations and on ctrlkit's; after every step,
-//     for every key: SatisfiedExpectations, whether a record exists, its
-//     counts, Fulfilled, and the dependent-key set.
-//   - ClaimPods: PodControllerRefManager.ClaimPods with the same recording
-//     fake pod control on both sides: the pods claimed, error presence, every
-//     patch (namespace, name, body byte for byte) and CanAdopt's call count.
-//   - DeleteOwnerRefPatch: GenerateDeleteOwnerRefStrategicMergeBytes byte
-//     for byte, with strings that need JSON escaping.
+//     upstream's and ctrlkit's caches; after every step, for every key, the
+//     whole observable state. ctrlkit evicts expired and deleted records, so
+//     the sequences include InnerDelete and Expire steps that apply the same
+//     eviction to the upstream side: the difference is modelled, not skipped.
+//   - ClaimPods, DeleteOwnerRefPatch: the claim decisions and every patch,
+//     byte for byte.
+//   - CalculateStatus, UpdateReplicaSetStatus, SlowStartBatch: upstream's
+//     unexported calculateStatus, updateReplicaSetStatus (against the same
+//     faulty fake clientset on both sides) and slowStartBatch, reached through
+//     go:linkname (linkname_test.go says why).
 //
-// # Deliberate differences, skipped by named predicates
-//
-// Exactly these inputs are skipped; each run logs how many.
-//
-//   - podranking.HasEqualInstantTie (RankingCorner):
-//     two pods whose comparison reaches the log-scaled ready-time or
-//     creation-time rule with exactly equal non-zero instants. Upstream falls
-//     through to later rules there while pods in the same bucket with other
-//     instants are ordered by UID, which can form a cycle.
-//     ActivePodsWithRanks.Less reproduces that relation verbatim, pair by
-//     pair, so pairwise Less checks no longer need this skip. ctrlkit's
-//     selection order (PodsToDelete, Order, Sorted, Select) still lets the
-//     equal pair fall through, but orders a pod of another instant in the
-//     bucket against it by the smallest UID of the pair's instant class, which
-//     keeps that order a strict weak order and can differ from upstream there
-//     (podranking's package documentation, issue 5).
-//   - innerDeleteKeepsDependentSet (UIDTrackingExpectations): the wrapped
-//     record of a key is deleted behind the tracker's back while the tracker
-//     holds a dependent-key set for it. ctrlkit drops the orphaned set
-//     (GetUIDs returns nil); upstream keeps it and lets it lower a later,
-//     unrelated record (expectations package documentation, issue 3).
-//
-// # Differences checked differently, not skipped
-//
-//   - Ties. Where upstream's Less finds pods equivalent, sort.Sort (not
-//     stable) leaves them in an order that depends on pdqsort's internals;
-//     ctrlkit keeps input order. RankingOrder has no ties by construction;
-//     RankingCorner checks ctrlkit's order is a valid order under upstream's
-//     Less instead of comparing positions.
-//   - PodsToDelete never reorders its input (upstream sorts the caller's
-//     slice); upstream is given a copy and ctrlkit's input is checked intact.
-//   - Errors: ctrlkit wraps with %w where upstream formats with %v, so only
-//     the presence of an error is compared, not its text.
-//
-// # Outside the compared domain
-//
-// Inputs on which upstream panics or reads hidden global state are not
-// generated; ctrlkit's own package tests cover them: nil pods, Rank shorter
-// than Pods, diff < 0 or > len (upstream panics); a nil selector (ctrlkit
-// matches nothing, upstream panics); the LogarithmicScaleDown gate off (GA and
-// locked in v1.36, so upstream cannot be switched); expiry of expectations
-// (upstream reads the real clock with a 5-minute TTL, so no sequence here
-// lives long enough; ctrlkit's fake-clock expiry and eviction are tested in
-// its package); and ctrlkit-only API (OwnerKey, named creations, pending
-// reports, extra rankers).
+// Where ctrlkit deliberately differs (bugs fixed, inputs on which upstream
+// panics), the difference is listed in the repository's DIFFERENCES.md with
+// the test that pins it; such inputs are not generated here. Errors are
+// compared by presence, since ctrlkit wraps with %w where upstream formats
+// with %v.
 //
 // # Benchmarks
 //
-// bench_test.go runs ctrlkit and upstream side by side as sub-benchmarks that
-// differ only in their impl= segment (impl=ctrlkit against impl=upstream or
-// impl=goroutinepercall); cmd/benchtable pairs them and prints medians and
-// ratios. The scale-up comparison of whole controllers on a real apiserver is
-// in the scaleup subpackage.
+// bench_test.go and controller_bench_test.go run ctrlkit and upstream side by
+// side as sub-benchmarks that differ only in their impl= segment, down to
+// upstream's whole ReplicaSet sync; `make bench` runs them in rounds and
+// prints medians and ratios with benchstat (benchstat -col /impl). The
+// scale-up and heap comparisons on a real apiserver are in the scaleup
+// subpackage. BENCHMARKS.md at the repository root describes each.
 package parity

@@ -23,12 +23,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	watchtools "k8s.io/client-go/tools/watch"
 	clientworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
+	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 )
 
@@ -41,18 +43,74 @@ type scenario struct {
 	ns     string
 	client kubernetes.Interface // the test's own requests
 
+	env *kubetest.Env
+
 	ctrlClient kubernetes.Interface // the controller's requests, counted
+	ctrlConfig *rest.Config         // what ctrlClient was built from
 	creates    *callCounter
+	// audit records the controller's writes and every request the apiserver
+	// refused as forbidden; any refusal fails the test.
+	audit   *requestAudit
+	closers *[]func() // idle-connection closers run before the goroutine check
+
+	// overCreation fails the test if an owner ever has more pods than its
+	// replicas; a scenario that expects an excess documents it with allow.
+	overCreation *overCreationSampler
+}
+
+// scenarioOption changes how newScenario sets a scenario up.
+type scenarioOption func(*scenarioConfig)
+
+type scenarioConfig struct {
+	env    *kubetest.Env
+	ownEnv bool
+	// identity, when set, is the service account the controller's client
+	// impersonates instead of acting as an admin.
+	identity *serviceAccount
+	// wraps are applied to the controller's transport, innermost first.
+	wraps []func(http.RoundTripper) http.RoundTripper
+}
+
+type serviceAccount struct{ namespace, name string }
+
+// onOwnEnv runs the scenario on a control plane of its own instead of the
+// shared one, and stops it before the goroutine check: a fault such as a
+// restart starts server-watching goroutines in the harness during the test.
+func onOwnEnv(e *kubetest.Env) scenarioOption {
+	return func(c *scenarioConfig) { c.env, c.ownEnv = e, true }
+}
+
+// asServiceAccount runs the controller's client as the service account.
+func asServiceAccount(namespace, name string) scenarioOption {
+	return func(c *scenarioConfig) { c.identity = &serviceAccount{namespace: namespace, name: name} }
+}
+
+// wrapController adds a transport wrapper (a fault, a recorder) to the
+// controller's client.
+func wrapController(w func(http.RoundTripper) http.RoundTripper) scenarioOption {
+	return func(c *scenarioConfig) { c.wraps = append(c.wraps, w) }
 }
 
 // newScenario gives t a fresh namespace and clients. Cleanups run in reverse,
 // so the goroutine check registered first runs after the controller, the
 // watches and the transports have been shut down.
-func newScenario(t *testing.T, timeout time.Duration) *scenario {
+func newScenario(t *testing.T, timeout time.Duration, opts ...scenarioOption) *scenario {
 	t.Helper()
+	var sc scenarioConfig
+	for _, o := range opts {
+		o(&sc)
+	}
+	if sc.env == nil {
+		sc.env = sharedEnv(t)
+	}
 	ignore := goleak.IgnoreCurrent()
 	var closers []func()
 	t.Cleanup(func() {
+		if sc.ownEnv {
+			if err := sc.env.Stop(); err != nil {
+				t.Errorf("stop the scenario's control plane: %v", err)
+			}
+		}
 		// An HTTP/2 connection whose last stream (an event write, a watch)
 		// is still winding down is not idle yet; close again until the
 		// connections are gone or the grace period ends, then check.
@@ -70,16 +128,25 @@ func newScenario(t *testing.T, timeout time.Duration) *scenario {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 
-	cfg, closeIdle, err := env.ClientConfig(nil)
+	cfg, closeIdle, err := sc.env.ClientConfig(nil)
 	require.NoError(t, err)
 	closers = append(closers, closeIdle)
 	client, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 
 	creates := &callCounter{}
-	ctrlCfg, closeCtrlIdle, err := env.ClientConfig(creates.wrap)
+	audit := &requestAudit{}
+	ctrlCfg, closeCtrlIdle, err := sc.env.ClientConfig(func(rt http.RoundTripper) http.RoundTripper {
+		for _, w := range sc.wraps {
+			rt = w(rt)
+		}
+		return creates.wrap(audit.wrap(rt))
+	})
 	require.NoError(t, err)
 	closers = append(closers, closeCtrlIdle)
+	if sc.identity != nil {
+		ctrlCfg = kubetest.ImpersonationConfig(ctrlCfg, sc.identity.namespace, sc.identity.name)
+	}
 	ctrlClient, err := kubernetes.NewForConfig(ctrlCfg)
 	require.NoError(t, err)
 
@@ -87,7 +154,13 @@ func newScenario(t *testing.T, timeout time.Duration) *scenario {
 		ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	return &scenario{t: t, ctx: ctx, ns: ns.Name, client: client, ctrlClient: ctrlClient, creates: creates}
+	s := &scenario{t: t, ctx: ctx, env: sc.env, ns: ns.Name, client: client, ctrlClient: ctrlClient, ctrlConfig: ctrlCfg,
+		creates: creates, audit: audit, closers: &closers}
+	// Cleanups run in reverse: these checks run after every controller
+	// started later has stopped, and before the goroutine check.
+	s.overCreation = newOverCreationSampler(t, client, ns.Name)
+	t.Cleanup(func() { audit.check(t) })
+	return s
 }
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9]+`)
@@ -115,45 +188,59 @@ const (
 func (s *scenario) runController(kind controllerKind, opts ...replicaset.Option) (stop func()) {
 	s.t.Helper()
 	ctx, cancel := context.WithCancel(s.ctx)
+	done := s.startController(ctx, s.ctrlClient, kind, opts...)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	s.t.Cleanup(stop)
+	return stop
+}
 
+// startController runs the example controller with client until ctx ends,
+// and closes the returned channel once Run has returned and the informers and
+// event broadcaster have stopped. A Run error other than cancellation fails
+// the test.
+func (s *scenario) startController(ctx context.Context, client kubernetes.Interface, kind controllerKind, opts ...replicaset.Option) <-chan struct{} {
+	s.t.Helper()
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.ctrlClient.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ctrlkit-e2e"})
 	opts = append([]replicaset.Option{replicaset.WithEventRecorder(recorder)}, opts...)
 
-	factory := informers.NewSharedInformerFactoryWithOptions(s.ctrlClient, 0, informers.WithNamespace(s.ns))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(s.ns))
 	var (
 		c   *replicaset.Controller
 		err error
 	)
 	switch kind {
 	case kindReplicationController:
-		c, err = replicaset.NewReplicationManager(ctx, s.ctrlClient, factory.Core().V1().Pods(), factory.Core().V1().ReplicationControllers(), opts...)
+		c, err = replicaset.NewReplicationManager(ctx, client, factory.Core().V1().Pods(), factory.Core().V1().ReplicationControllers(), opts...)
 	default:
-		c, err = replicaset.NewReplicaSetController(ctx, s.ctrlClient, factory.Core().V1().Pods(), factory.Apps().V1().ReplicaSets(), opts...)
+		c, err = replicaset.NewReplicaSetController(ctx, client, factory.Core().V1().Pods(), factory.Apps().V1().ReplicaSets(), opts...)
 	}
+	done := make(chan struct{})
 	if err != nil {
-		cancel()
+		// Errorf, not Fatalf: leader-elected instances start controllers
+		// from their own goroutines.
 		broadcaster.Shutdown()
-		s.t.Fatalf("construct controller: %v", err)
+		s.t.Errorf("construct controller: %v", err)
+		close(done)
+		return done
 	}
 	factory.Start(ctx.Done())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				s.t.Errorf("controller Run: %v", err)
-			}
-			factory.Shutdown()
-			broadcaster.Shutdown()
-		})
-	}
-	s.t.Cleanup(stop)
-	return stop
+	go func() {
+		defer close(done)
+		if err := c.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			s.t.Errorf("controller Run: %v", err)
+		}
+		factory.Shutdown()
+		broadcaster.Shutdown()
+	}()
+	return done
 }
 
 // eventually polls cond every 100 ms until it returns true, failing the test
@@ -167,6 +254,10 @@ func (s *scenario) eventually(timeout time.Duration, what string, cond func() (b
 		ok, last = cond()
 		if ok {
 			return
+		}
+		if refused := s.audit.refusals(); len(refused) > 0 {
+			// No point waiting: the controller cannot do what it needs.
+			s.t.Fatalf("waiting for %s: the controller was refused: %s", what, strings.Join(refused, "; "))
 		}
 		if time.Now().After(deadline) || s.ctx.Err() != nil {
 			s.t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
@@ -445,6 +536,10 @@ func (s *scenario) settle(r *podRecorder, quiet time.Duration) podHistory {
 type callCounter struct {
 	calls, failed    atomic.Int64
 	inFlight, maxFly atomic.Int64
+	// unknown counts creates whose outcome the controller could not know:
+	// no response at all, or a gateway timeout. Each may have created a pod
+	// the controller believes it did not.
+	unknown atomic.Int64
 }
 
 func (c *callCounter) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -464,6 +559,9 @@ func (c *callCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 		c.inFlight.Add(-1)
 		if err != nil || resp.StatusCode >= 300 {
 			c.failed.Add(1)
+		}
+		if err != nil || resp.StatusCode == http.StatusGatewayTimeout {
+			c.unknown.Add(1)
 		}
 		return resp, err
 	})

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Issue 11: the same controller core serves a ReplicationController. It is
+// The same controller core serves a ReplicationController. It is
 // scaled 0 → 50 → 5, and an orphan that matches its equality selector is
 // adopted with a v1/ReplicationController owner reference.
 func TestReplicationControllerScaleAndAdopt(t *testing.T) {
@@ -61,6 +61,9 @@ func TestReplicationControllerScaleAndAdopt(t *testing.T) {
 	// scaling down: the adoption can then be checked on the surviving pod.
 	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Labels: labels}, Spec: podTemplate(labels).Spec}
 	orphan.Spec.NodeName = "node-1"
+	// Adopting it makes 51 pods for 50 replicas until the surplus is
+	// deleted: an excess by adoption, not by creation.
+	s.overCreation.allow("rc", 1, "an orphan is adopted while 50 pods run")
 	_, err = s.client.CoreV1().Pods(s.ns).Create(s.ctx, orphan, metav1.CreateOptions{})
 	require.NoError(t, err)
 	want := metav1.OwnerReference{APIVersion: "v1", Kind: "ReplicationController", Name: "rc", UID: rc.UID,

@@ -35,7 +35,7 @@ func writtenStatus(t *testing.T, e *env) (int32, int32, int32, *int32) {
 	return 0, 0, 0, nil
 }
 
-// TestSharedScenarios is issue 11's table: every scenario runs, unchanged,
+// TestSharedScenarios runs every scenario of the table, unchanged,
 // for ReplicaSets and ReplicationControllers through the one core.
 func TestSharedScenarios(t *testing.T) {
 	type scenario struct {

@@ -5,29 +5,36 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
-	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/klog/v2"
 	uprs "k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/utils/ptr"
+
+	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
+	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 const (
-	replicas = 1000
 	// Both controllers get the same client rate limit. It is kubetest's
 	// default, high enough that the controllers and the apiserver, not the
 	// client-side limiter, decide the time.
@@ -37,6 +44,9 @@ const (
 	burstReplicas = 500
 	// workers is kube-controller-manager's default --concurrent-replicaset-syncs.
 	workers = 5
+	// scaleTimeout bounds one scale-up; the loaded CI machine needs minutes
+	// for 5,000 pods.
+	scaleTimeout = 10 * time.Minute
 )
 
 var (
@@ -50,6 +60,9 @@ func TestMain(m *testing.M) {
 	// Both controllers log through klog; their progress lines (and
 	// upstream's read-your-writes retries) would bury the benchmark output.
 	klog.SetLogger(logr.Discard())
+	if impl := os.Getenv(heapChildEnv); impl != "" {
+		os.Exit(heapChild(impl))
+	}
 	code := m.Run()
 	if env != nil {
 		if err := env.Stop(); err != nil {
@@ -116,16 +129,117 @@ func resource(path string) string {
 	return path
 }
 
+// shape is a scale-up: owners ReplicaSets of pods replicas each, from zero.
+type shape struct{ owners, pods int }
+
+func (s shape) String() string { return fmt.Sprintf("%dx%d", s.owners, s.pods) }
+func (s shape) total() int     { return s.owners * s.pods }
+
+var shapes = []shape{{owners: 1, pods: 1000}, {owners: 500, pods: 10}}
+
 type result struct {
-	elapsed         time.Duration
-	creates, writes int64
-	byKind          map[string]int
+	created, observed time.Duration // from the first ReplicaSet create
+	creates, writes   int64
+	byKind            map[string]int
+	cpu               time.Duration // user+system CPU of this process
+	allocBytes        uint64        // heap bytes allocated by this process
 }
 
-// scaleOnce runs one controller in a fresh namespace, creates a ReplicaSet
-// of 1,000 replicas and measures until all pods exist.
-func scaleOnce(b *testing.B, e *kubetest.Env, impl, ns string) result {
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background().V(1)))
+// processCPU is the user plus system CPU time of this process. The apiserver
+// and etcd are child processes: RUSAGE_SELF does not include them.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// allocatedBytes is the cumulative count of heap bytes allocated.
+func allocatedBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// newController builds one side with the read-your-writes guard on or off:
+// upstream through its feature gate (read when the controller is built),
+// ctrlkit through the same gate name in WithFeatureGates.
+func newController(b *testing.B, ctx context.Context, impl string, guard bool, client kubernetes.Interface, factory informers.SharedInformerFactory) func(context.Context) {
+	podInf, rsInf := factory.Core().V1().Pods(), factory.Apps().V1().ReplicaSets()
+	switch impl {
+	case "ctrlkit":
+		gates := func(f string) bool {
+			if f == ckrs.StaleControllerConsistencyReplicaSet {
+				return guard
+			}
+			return podset.DefaultFeatureGates(f)
+		}
+		c, err := ckrs.NewReplicaSetController(ctx, client, podInf, rsInf,
+			ckrs.WithBurstReplicas(burstReplicas), ckrs.WithWorkers(workers), ckrs.WithFeatureGates(gates))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(ctx context.Context) {
+			if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+				b.Error(err)
+			}
+		}
+	case "upstream":
+		featuregatetesting.SetFeatureGateDuringTest(b, utilfeature.DefaultFeatureGate, features.StaleControllerConsistencyReplicaSet, guard)
+		c := uprs.NewReplicaSetController(ctx, rsInf, podInf, client, burstReplicas)
+		return func(ctx context.Context) { c.Run(ctx, workers) }
+	}
+	b.Fatalf("unknown impl %q", impl)
+	return nil
+}
+
+func replicaSet(ns, name string, replicas int) *appsv1.ReplicaSet {
+	labels := map[string]string{"app": name}
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To(int32(replicas)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
+			},
+		},
+	}
+}
+
+// createAll creates the objects with a few concurrent requests, as a user's
+// apply of many objects would.
+func createAll(ctx context.Context, n int, create func(ctx context.Context, i int) error) error {
+	const parallel = 16
+	next := atomic.Int64{}
+	errs := make(chan error, parallel)
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := create(ctx, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// scaleOnce runs one controller in a fresh namespace, creates the shape's
+// ReplicaSets and measures until all pods exist and until every ReplicaSet's
+// status counts them.
+func scaleOnce(b *testing.B, e *kubetest.Env, impl string, guard bool, sh shape, ns string) result {
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
 	defer cancel()
 
 	admin, err := kubernetes.NewForConfig(e.Config)
@@ -149,35 +263,42 @@ func scaleOnce(b *testing.B, e *kubetest.Env, impl, ns string) result {
 	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-	podInf, rsInf := factory.Core().V1().Pods(), factory.Apps().V1().ReplicaSets()
-	var run func(context.Context)
-	switch impl {
-	case "ctrlkit":
-		c, err := ckrs.NewReplicaSetController(ctx, client, podInf, rsInf, ckrs.WithBurstReplicas(burstReplicas), ckrs.WithWorkers(workers))
-		if err != nil {
-			b.Fatal(err)
-		}
-		run = func(ctx context.Context) {
-			if err := c.Run(ctx); err != nil && ctx.Err() == nil {
-				b.Error(err)
-			}
-		}
-	case "upstream":
-		c := uprs.NewReplicaSetController(ctx, rsInf, podInf, client, burstReplicas)
-		run = func(ctx context.Context) { c.Run(ctx, workers) }
-	}
+	run := newController(b, ctx, impl, guard, client, factory)
 
-	// An independent watch, on the uncounted admin client, sees the pods.
+	// An independent watch, on the uncounted admin client, sees the pods and
+	// the statuses. It runs in this process for both sides alike.
 	watchFactory := informers.NewSharedInformerFactoryWithOptions(admin, 0, informers.WithNamespace(ns))
 	var seen atomic.Int64
-	allThere := make(chan struct{})
-	var once sync.Once
+	allThere, allObserved := make(chan struct{}), make(chan struct{})
+	var createdOnce, observedOnce sync.Once
 	_, err = watchFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) {
-			if seen.Add(1) == replicas {
-				once.Do(func() { close(allThere) })
+			if seen.Add(1) == int64(sh.total()) {
+				createdOnce.Do(func() { close(allThere) })
 			}
 		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	done := map[string]bool{}
+	observe := func(obj any) {
+		rs, ok := obj.(*appsv1.ReplicaSet)
+		if !ok || rs.Status.Replicas != int32(sh.pods) || rs.Status.ObservedGeneration < rs.Generation {
+			return
+		}
+		mu.Lock()
+		done[rs.Name] = true
+		n := len(done)
+		mu.Unlock()
+		if n == sh.owners {
+			observedOnce.Do(func() { close(allObserved) })
+		}
+	}
+	_, err = watchFactory.Apps().V1().ReplicaSets().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, cur any) { observe(cur) },
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -188,8 +309,7 @@ func scaleOnce(b *testing.B, e *kubetest.Env, impl, ns string) result {
 	factory.WaitForCacheSync(ctx.Done())
 	watchFactory.WaitForCacheSync(ctx.Done())
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); run(ctx) }()
+	wg.Go(func() { run(ctx) })
 	defer func() {
 		cancel()
 		wg.Wait()
@@ -197,91 +317,123 @@ func scaleOnce(b *testing.B, e *kubetest.Env, impl, ns string) result {
 		watchFactory.Shutdown()
 		// No namespace controller runs here, so clear the pods by hand to
 		// keep etcd small for the next run.
-		cleanup, cancelCleanup := context.WithTimeout(context.Background(), time.Minute)
+		cleanup, cancelCleanup := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancelCleanup()
-		_ = admin.CoreV1().Pods(ns).DeleteCollection(cleanup, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
 		_ = admin.AppsV1().ReplicaSets(ns).DeleteCollection(cleanup, metav1.DeleteOptions{}, metav1.ListOptions{})
+		_ = admin.CoreV1().Pods(ns).DeleteCollection(cleanup, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
 	}()
 
-	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "scale", Namespace: ns},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr.To[int32](replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "scale"}},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "scale"}},
-				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
-			},
-		},
-	}
-	b.StartTimer()
+	runtime.GC()
+	cpu0, alloc0 := processCPU(b), allocatedBytes()
 	start := time.Now()
-	if _, err := admin.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	select {
-	case <-allThere:
-	case <-time.After(5 * time.Minute):
-		b.Fatalf("%s: only %d of %d pods after 5 minutes", impl, seen.Load(), replicas)
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-
-	// Let the controller finish its status update and settle, so that an
-	// extra create would show in the count.
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := admin.AppsV1().ReplicaSets(ns).Get(ctx, rs.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		return got.Status.Replicas == replicas, nil
+	err = createAll(ctx, sh.owners, func(ctx context.Context, i int) error {
+		_, err := admin.AppsV1().ReplicaSets(ns).Create(ctx, replicaSet(ns, fmt.Sprintf("scale-%d", i), sh.pods), metav1.CreateOptions{})
+		return err
 	})
 	if err != nil {
-		b.Fatalf("%s: status.replicas never reached %d: %v", impl, replicas, err)
+		b.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	timeout := time.After(scaleTimeout)
+	var res result
+	select {
+	case <-allThere:
+		res.created = time.Since(start)
+	case <-timeout:
+		b.Fatalf("%s: only %d of %d pods after %v", impl, seen.Load(), sh.total(), scaleTimeout)
+	}
+	select {
+	case <-allObserved:
+		res.observed = time.Since(start)
+	case <-timeout:
+		mu.Lock()
+		n := len(done)
+		mu.Unlock()
+		b.Fatalf("%s: only %d of %d ReplicaSets with status.replicas=%d after %v", impl, n, sh.owners, sh.pods, scaleTimeout)
+	}
+	res.cpu, res.allocBytes = processCPU(b)-cpu0, allocatedBytes()-alloc0
 
+	// Let the controller settle, so that an extra create would show in the
+	// count.
+	time.Sleep(2 * time.Second)
 	counter.mu.Lock()
-	byKind := map[string]int{}
+	res.byKind = map[string]int{}
 	for k, v := range counter.byKind {
-		byKind[k] = v
+		res.byKind[k] = v
 	}
 	counter.mu.Unlock()
-	return result{elapsed: elapsed, creates: counter.creates.Load(), writes: counter.writes.Load(), byKind: byKind}
+	res.creates, res.writes = counter.creates.Load(), counter.writes.Load()
+	return res
 }
 
-// BenchmarkScaleUp scales a ReplicaSet from 0 to 1,000 pods with each
-// controller. Each op is one full scale-up in a fresh namespace.
+// BenchmarkScaleUp scales ReplicaSets from zero with each controller, with
+// the read-your-writes guard on for both and off for both. Each op is one
+// full scale-up in a fresh namespace; run it with -benchtime 1x and -count
+// for rounds. Which controller runs first alternates from round to round.
+// See BENCHMARKS.md for the metrics.
 func BenchmarkScaleUp(b *testing.B) {
 	e := controlPlane(b)
-	// The first scale-up after start meets a cold apiserver and etcd, and
-	// go test runs all of one side's -count repetitions before the other's,
-	// so without a warm-up the side that runs first pays for it. One untimed
-	// scale-up per side, once per process, takes that cost out of both.
+	round := benchRound(b)
+	// The first scale-up after start meets a cold apiserver and etcd; one
+	// untimed small scale-up per side, once per process, takes that cost out
+	// of both.
 	warmOnce.Do(func() {
 		for _, impl := range []string{"ctrlkit", "upstream"} {
-			b.StopTimer()
-			res := scaleOnce(b, e, impl, fmt.Sprintf("scaleup-warmup-%s-%d", impl, time.Now().UnixNano()))
-			b.Logf("warm-up %s: %v", impl, res.elapsed.Round(time.Millisecond))
+			res := scaleOnce(b, e, impl, true, shape{owners: 1, pods: 100}, fmt.Sprintf("warmup-%s-%d", impl, time.Now().UnixNano()))
+			b.Logf("warm-up %s: %v", impl, res.created.Round(time.Millisecond))
 		}
 	})
-	for _, impl := range []string{"ctrlkit", "upstream"} {
-		b.Run(fmt.Sprintf("pods=%d/impl=%s", replicas, impl), func(b *testing.B) {
-			var creates, writes int64
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				res := scaleOnce(b, e, impl, fmt.Sprintf("scaleup-%s-%d-%d", impl, i, time.Now().UnixNano()))
-				if res.creates != replicas {
-					b.Errorf("%s made %d pod creates, want exactly %d (%v)", impl, res.creates, replicas, res.byKind)
-				}
-				creates += res.creates
-				writes += res.writes
-				b.Logf("%s: all %d pods in %v; writes by kind: %v", impl, replicas, res.elapsed.Round(time.Millisecond), res.byKind)
-			}
-			b.ReportMetric(float64(creates)/float64(b.N), "creates/op")
-			b.ReportMetric(float64(writes)/float64(b.N), "writes/op")
-		})
+	impls := []string{"upstream", "ctrlkit"}
+	if round%2 == 1 {
+		impls = []string{"ctrlkit", "upstream"}
 	}
+	for _, sh := range shapes {
+		for _, guard := range []bool{true, false} {
+			guardName := map[bool]string{true: "on", false: "off"}[guard]
+			for _, impl := range impls {
+				b.Run(fmt.Sprintf("shape=%s/guard=%s/impl=%s", sh, guardName, impl), func(b *testing.B) {
+					var sum result
+					for i := range b.N {
+						res := scaleOnce(b, e, impl, guard, sh, fmt.Sprintf("scaleup-%s-%d-%d", impl, i, time.Now().UnixNano()))
+						if res.creates != int64(sh.total()) {
+							b.Errorf("%s made %d pod creates, want exactly %d (%v)", impl, res.creates, sh.total(), res.byKind)
+						}
+						sum.created += res.created
+						sum.observed += res.observed
+						sum.creates += res.creates
+						sum.writes += res.writes
+						sum.cpu += res.cpu
+						sum.allocBytes += res.allocBytes
+						b.Logf("round %d %s guard=%s: created %v, status %v, cpu %v, writes by kind: %v", round, impl, guardName,
+							res.created.Round(time.Millisecond), res.observed.Round(time.Millisecond), res.cpu.Round(time.Millisecond), res.byKind)
+					}
+					n := float64(b.N)
+					kpods := n * float64(sh.total()) / 1000
+					// ns/op is the time to status-observed, not the whole op
+					// with its namespace setup and cleanup.
+					b.ReportMetric(float64(sum.observed.Nanoseconds())/n, "ns/op")
+					b.ReportMetric(sum.created.Seconds()/n, "s-created")
+					b.ReportMetric(sum.observed.Seconds()/n, "s-status")
+					b.ReportMetric(float64(sum.creates)/n, "creates/op")
+					b.ReportMetric(float64(sum.writes)/n, "writes/op")
+					b.ReportMetric(float64(sum.cpu.Milliseconds())/kpods, "cpu-ms/1kpods")
+					b.ReportMetric(float64(sum.allocBytes)/kpods/(1<<20), "alloc-MiB/1kpods")
+				})
+			}
+		}
+	}
+}
+
+// benchRound reads CTRLKIT_BENCH_ROUND, the index of this process's round.
+func benchRound(b *testing.B) int {
+	v := os.Getenv("CTRLKIT_BENCH_ROUND")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		b.Fatalf("CTRLKIT_BENCH_ROUND=%q: want a round index >= 0", v)
+	}
+	return n
 }
 
 func TestResource(t *testing.T) {
