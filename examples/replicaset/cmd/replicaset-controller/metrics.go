@@ -93,3 +93,41 @@ func controllerLabel(kind string) string {
 	}
 	return kindReplicaSet
 }
+
+// summary reads the registry back into one line for the demo's end: what an
+// operator would see on /metrics, without a Prometheus server.
+func (m *controllerMetrics) summary() string {
+	families, err := m.registry.Gather()
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	sum := func(name string) float64 {
+		var total float64
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				switch {
+				case s.Counter != nil:
+					total += s.GetCounter().GetValue()
+				case s.Histogram != nil:
+					total += float64(s.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+		return total
+	}
+	ratio := "none observed"
+	for _, f := range families {
+		if f.GetName() == "replicaset_controller_sorting_deletion_age_ratio" {
+			h := f.GetMetric()[0].GetHistogram()
+			if n := h.GetSampleCount(); n > 0 {
+				ratio = fmt.Sprintf("%d observed, mean %.2f", n, h.GetSampleSum()/float64(n))
+			}
+		}
+	}
+	return fmt.Sprintf("%.0f syncs (%.0f failed), %.0f queue adds, %.0f retries, deletion-age ratio: %s",
+		sum("controller_runtime_reconcile_total"), sum("controller_runtime_reconcile_errors_total"),
+		sum(prommetrics.AddsName), sum(prommetrics.RetriesName), ratio)
+}
