@@ -306,7 +306,11 @@ func (c *Controller[O]) ProcessNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	start := c.cfg.clock.Now()
 	err := c.syncHandler(ctx, key)
+	if c.cfg.syncMetrics != nil {
+		c.cfg.syncMetrics.ObserveSync(c.gvk.Kind, c.cfg.clock.Since(start), err)
+	}
 	if err == nil {
 		c.queue.Forget(key)
 		return true

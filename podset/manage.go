@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -89,9 +90,18 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, acti
 		// spread one.
 		logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
 	}
-	sel := podranking.NewSelector(c.rankingOptions()...)
-	victims := sel.PodsToDelete(active, related, n)
-	c.reportScaleDown(sel, o, active, related, victims)
+	var victims []*v1.Pod
+	if n >= len(active) {
+		// Every pod goes: upstream does not sort then, and neither do we.
+		victims = slices.Clone(active)
+		c.reportScaleDown(nil, o, active, victims)
+	} else {
+		// One ranking serves the choice, the metric and the report.
+		rk := podranking.NewSelector(c.rankingOptions()...).Rank(active, related)
+		victims = rk.PodsToDelete(n)
+		c.observeDeletionAgeRatio(active, victims)
+		c.reportScaleDown(rk, o, active, victims)
+	}
 
 	keys := make([]string, len(victims))
 	for i, pod := range victims {
@@ -171,7 +181,7 @@ func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
 
 // reportScaleDown explains each victim against the first survivor, the pod
 // that would have gone next.
-func (c *Controller[O]) reportScaleDown(sel *podranking.Selector, o O, active, related, victims []*v1.Pod) {
+func (c *Controller[O]) reportScaleDown(rk *podranking.Ranking, o O, active, victims []*v1.Pod) {
 	if c.cfg.onScaleDown == nil {
 		return
 	}
@@ -179,11 +189,10 @@ func (c *Controller[O]) reportScaleDown(sel *podranking.Selector, o O, active, r
 		Kind: c.gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName(),
 		Candidates: len(active), Chosen: victims,
 	}
-	if len(victims) < len(active) {
-		order := sel.Order(active, related)
-		survivor := order[len(victims)]
+	if rk != nil && len(victims) < len(active) {
+		survivor := rk.Order()[len(victims)]
 		for _, v := range victims {
-			d.Reasons = append(d.Reasons, sel.Explain(active, related, v, survivor))
+			d.Reasons = append(d.Reasons, rk.Explain(v, survivor))
 		}
 	}
 	c.cfg.onScaleDown(d)

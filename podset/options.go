@@ -32,6 +32,7 @@ type config struct {
 	clock          clock.Clock
 	recorder       record.EventRecorder
 	metrics        cgworkqueue.MetricsProvider
+	syncMetrics    Metrics
 	podControl     podcontrol.PodControl
 	drainTimeout   time.Duration
 	onScaleDown    ScaleDownFunc

@@ -77,3 +77,10 @@ func WithFeatureGates(enabled func(feature string) bool) Option {
 // WithReadYourWrites turns the read-your-writes guard on or off (on by
 // default for ReplicaSets, off for ReplicationControllers, as upstream).
 func WithReadYourWrites(enabled bool) Option { return podset.WithReadYourWrites(enabled) }
+
+// Metrics is podset's sync and scale-down metrics hook; see WithMetrics.
+type Metrics = podset.Metrics
+
+// WithMetrics records every sync and the deletion-age ratio of sorted
+// scale-downs into m.
+func WithMetrics(m Metrics) Option { return podset.WithMetrics(m) }

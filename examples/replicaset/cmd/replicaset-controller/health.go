@@ -22,14 +22,14 @@ type healthServer struct {
 }
 
 // startHealthServer listens on addr at once, so a taken port is reported
-// before anything else starts. ready is polled on every /readyz request.
-func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, ready func() error) (*healthServer, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("health server: %w", err)
-	}
-	h := &healthServer{ln: ln, done: make(chan struct{}), watchdog: watchdog}
+// before anything else starts. ready is polled on every /readyz request;
+// metrics, when not nil, is served at /metrics.
+func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, ready func() error, metrics http.Handler) (*healthServer, error) {
+	h := &healthServer{watchdog: watchdog}
 	mux := http.NewServeMux()
+	if metrics != nil {
+		mux.Handle("/metrics", metrics)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if h.watchdog != nil {
 			if err := h.watchdog.Check(r); err != nil {
@@ -46,6 +46,30 @@ func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, rea
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	if err := h.listen("health server", addr, mux); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// startMetricsServer serves only /metrics, for a --metrics-bind-address
+// apart from the health address.
+func startMetricsServer(addr string, metrics http.Handler) (*healthServer, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics)
+	h := &healthServer{}
+	if err := h.listen("metrics server", addr, mux); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *healthServer) listen(what, addr string, mux *http.ServeMux) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	h.ln, h.done = ln, make(chan struct{})
 	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		defer close(h.done)
@@ -53,7 +77,7 @@ func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, rea
 		// nothing left to report then.
 		_ = h.srv.Serve(ln)
 	}()
-	return h, nil
+	return nil
 }
 
 // Addr is the address actually bound, useful with port 0.

@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -55,6 +56,8 @@ type options struct {
 	qps          float64
 	apiBurst     int
 	healthAddr   string
+	metricsAddr  string
+	metrics      *controllerMetrics // set by the simulated mode to read back; else made by serve
 	drainTimeout time.Duration
 	lease        leaseConfig
 
@@ -77,6 +80,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&o.qps, "kube-api-qps", 20, "steady queries per second to the API server")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 30, "burst of queries to the API server")
 	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz (empty disables)")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "address serving /metrics (empty: the --health-addr server)")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", replicaset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
 	fs.BoolVar(&o.lease.enabled, "leader-elect", false, "run only while holding a coordination.k8s.io Lease")
 	fs.StringVar(&o.lease.namespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "namespace of the Lease")
@@ -188,6 +192,10 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
 	}
+	if err := preflight(ctx, cfg, o); err != nil {
+		fmt.Fprintln(stderr, "replicaset-controller:", err)
+		return 1
+	}
 	if err := serve(ctx, drain, o, client, nil, false); err != nil {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
@@ -242,7 +250,17 @@ func (o *options) restConfig() (*rest.Config, error) {
 // because the port is taken on a developer's machine.
 func serve(ctx context.Context, drain <-chan struct{}, o options, client kubernetes.Interface, extra []replicaset.Option, simulated bool) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(o.namespace))
+	metrics := o.metrics
+	if metrics == nil {
+		m, err := newControllerMetrics()
+		if err != nil {
+			return err
+		}
+		metrics = m
+	}
 	opts := append([]replicaset.Option{
+		replicaset.WithMetrics(metrics),
+		replicaset.WithMetricsProvider(metrics.queue),
 		replicaset.WithWorkers(o.workers),
 		replicaset.WithBurstReplicas(o.burst),
 		replicaset.WithDrainTimeout(o.drainTimeout),
@@ -265,13 +283,28 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, client kuberne
 		}
 		return nil
 	}
+	var healthMetrics http.Handler
+	if o.metricsAddr == "" {
+		healthMetrics = metrics.handler()
+	}
 	if o.healthAddr != "" {
-		h, err := startHealthServer(o.healthAddr, watchdog, ready)
+		h, err := startHealthServer(o.healthAddr, watchdog, ready, healthMetrics)
 		switch {
 		case err == nil:
 			defer h.stop()
 		case simulated:
 			klog.FromContext(ctx).Info("Health server disabled", "reason", err.Error())
+		default:
+			return err
+		}
+	}
+	if o.metricsAddr != "" {
+		h, err := startMetricsServer(o.metricsAddr, metrics.handler())
+		switch {
+		case err == nil:
+			defer h.stop()
+		case simulated:
+			klog.FromContext(ctx).Info("Metrics server disabled", "reason", err.Error())
 		default:
 			return err
 		}

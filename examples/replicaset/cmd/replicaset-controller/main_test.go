@@ -271,7 +271,7 @@ func TestHealthServer(t *testing.T) {
 			return io.ErrUnexpectedEOF
 		}
 		return nil
-	})
+	}, nil)
 	require.NoError(t, err)
 	defer h.stop()
 	get := func(path string) int {
@@ -287,7 +287,7 @@ func TestHealthServer(t *testing.T) {
 	mu.Unlock()
 	assert.Equal(t, http.StatusOK, get("/readyz"))
 	// A taken port is an error, not a panic.
-	_, err = startHealthServer(h.Addr(), nil, func() error { return nil })
+	_, err = startHealthServer(h.Addr(), nil, func() error { return nil }, nil)
 	require.Error(t, err)
 }
 

@@ -115,10 +115,18 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 	} else {
 		p.printf("--demo=false: the controller runs idle on the simulated cluster; interrupt to exit")
 	}
-	err := serve(ctx, stop, o, cluster.Client(), []replicaset.Option{report}, true)
+	metrics, err := newControllerMetrics()
+	if err != nil {
+		return res, err
+	}
+	o.metrics = metrics
+	err = serve(ctx, stop, o, cluster.Client(), []replicaset.Option{report}, true)
 	stopDemo()
 	cancel()
 	wg.Wait()
+	if o.demo && demoErr == nil && err == nil {
+		p.printf("metrics: %s", metrics.summary())
+	}
 	mu.Lock()
 	res.decisions = decisions
 	mu.Unlock()

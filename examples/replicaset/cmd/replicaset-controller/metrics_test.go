@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMetricsScrape(t *testing.T) {
+	m, err := newControllerMetrics()
+	require.NoError(t, err)
+	m.ObserveSync("ReplicaSet", 20*time.Millisecond, nil)
+	m.ObserveSync("ReplicaSet", 30*time.Millisecond, errors.New("boom"))
+	m.ObserveSync("ReplicationController", time.Millisecond, nil)
+	m.ObserveDeletionAgeRatio(1.5)
+	m.ObserveDeletionAgeRatio(3)
+	q := m.queue.NewAddsMetric("replicaset")
+	q.Inc()
+
+	srv := httptest.NewServer(m.handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+
+	total := families["controller_runtime_reconcile_total"]
+	require.NotNil(t, total)
+	got := map[string]float64{}
+	for _, s := range total.GetMetric() {
+		key := ""
+		for _, l := range s.GetLabel() {
+			key += l.GetName() + "=" + l.GetValue() + ","
+		}
+		got[key] = s.GetCounter().GetValue()
+	}
+	require.Equal(t, map[string]float64{
+		"controller=replicaset,result=success,":            1,
+		"controller=replicaset,result=error,":              1,
+		"controller=replicationcontroller,result=success,": 1,
+	}, got)
+	require.Equal(t, 1.0, testutil.ToFloat64(m.syncErrors.WithLabelValues("replicaset")))
+
+	ratio := families["replicaset_controller_sorting_deletion_age_ratio"].GetMetric()[0].GetHistogram()
+	require.EqualValues(t, 2, ratio.GetSampleCount())
+	require.InDelta(t, 4.5, ratio.GetSampleSum(), 1e-9)
+	var bounds []float64
+	for _, b := range ratio.GetBucket() {
+		bounds = append(bounds, b.GetUpperBound())
+	}
+	require.Equal(t, []float64{0.25, 0.5, 1, 2, 4, 8}, bounds[:6])
+	require.NotNil(t, families["workqueue_adds_total"])
+	require.NotNil(t, families["controller_runtime_reconcile_time_seconds"])
+}
