@@ -163,7 +163,7 @@ func TestConstructorAndRunMisuse(t *testing.T) {
 	assert.False(t, nilController.HasSynced())
 	// Options with invalid values are refused with an error naming them.
 	for name, opt := range map[string]Option{
-		"burst": WithBurstReplicas(0), "workers": WithWorkers(-1), "clock": WithClock(nil),
+		"burst": WithBurstReplicas(0), "workers": WithWorkers(-1),
 		"recorder": WithEventRecorder(nil), "metrics": WithMetricsProvider(nil), "pod control": WithPodControl(nil),
 		"drain timeout": WithDrainTimeout(-1), "reporter": WithScaleDownReporter(nil), "gates": WithFeatureGates(nil),
 	} {
