@@ -53,7 +53,7 @@ func trimCase(seed uint64, replicas int32, minReady int32) (*appsv1.ReplicaSet, 
 	ref := metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
 	var pods []*v1.Pod
 	for i := range 60 {
-		created := now.Add(-time.Duration(r.IntN(3600)) * time.Second)
+		created := clearOfBucketEdges(now, now.Add(-time.Duration(r.IntN(3600))*time.Second))
 		p := &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: "p-" + strconv.Itoa(i), Namespace: "ns", UID: types.UID(fmt.Sprintf("uid-%03d", i)), ResourceVersion: "7",
@@ -81,7 +81,7 @@ func trimCase(seed uint64, replicas int32, minReady int32) (*appsv1.ReplicaSet, 
 		case k == 2:
 			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(now)), ptr.To[int64](30)
 		default:
-			ready := created.Add(time.Duration(r.IntN(120)) * time.Second)
+			ready := clearOfBucketEdges(now, created.Add(time.Duration(r.IntN(120))*time.Second))
 			p.Status.Conditions = []v1.PodCondition{
 				{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(created)},
 				{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(ready)},
@@ -229,5 +229,25 @@ func TestTrimPodDropsTheRest(t *testing.T) {
 	}
 	if tomb, _ := trimPod("not a pod"); tomb != "not a pod" {
 		t.Errorf("trimPod changed a non-pod: %v", tomb)
+	}
+}
+
+// clearOfBucketEdges moves t back until its age at now is at least 20 s and
+// more than 3 s away from every power of two. Upstream's controller ranks
+// with the real clock, in log2 buckets of whole seconds, and the two runs a
+// case compares happen a moment apart: an age right at a bucket edge could
+// change bucket between them, and with it the pods chosen, whatever the
+// transform did.
+func clearOfBucketEdges(now, t time.Time) time.Time {
+	for {
+		age := int64(now.Sub(t) / time.Second)
+		near := age < 20
+		for edge := int64(16); edge <= 1<<20 && !near; edge *= 2 {
+			near = age >= edge-3 && age <= edge+3
+		}
+		if !near {
+			return t
+		}
+		t = t.Add(-7 * time.Second)
 	}
 }
