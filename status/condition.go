@@ -30,30 +30,18 @@ func GetCondition(status appsv1.ReplicaSetStatus, condType appsv1.ReplicaSetCond
 // message) stay. The new list never shares memory with the old one, since
 // statuses are copied by value all over controllers.
 func SetCondition(status *appsv1.ReplicaSetStatus, condition appsv1.ReplicaSetCondition) {
-	if c := GetCondition(*status, condition.Type); c != nil && c.Status == condition.Status && c.Reason == condition.Reason {
-		return
-	}
-	kept := make([]appsv1.ReplicaSetCondition, 0, len(status.Conditions)+1)
-	for _, c := range status.Conditions {
-		if c.Type != condition.Type {
-			kept = append(kept, c)
-		}
-	}
-	kept = append(kept, condition)
-	status.Conditions = kept
+	status.Conditions = setCondition(status.Conditions, condition, rsConditionState)
 }
 
 // RemoveCondition removes every condition of condType from status. When none
 // is left, status.Conditions becomes nil, not an empty slice, as upstream
 // (the steady-state check of an update tells nil from empty).
 func RemoveCondition(status *appsv1.ReplicaSetStatus, condType appsv1.ReplicaSetConditionType) {
-	var kept []appsv1.ReplicaSetCondition
-	for _, c := range status.Conditions {
-		if c.Type != condType {
-			kept = append(kept, c)
-		}
-	}
-	status.Conditions = kept
+	status.Conditions = withoutType(status.Conditions, string(condType), rsConditionState)
+}
+
+func rsConditionState(c appsv1.ReplicaSetCondition) conditionState {
+	return conditionState{string(c.Type), c.Status, c.Reason}
 }
 
 // NewReplicationControllerCondition returns a condition whose transition time
@@ -74,29 +62,55 @@ func GetReplicationControllerCondition(status v1.ReplicationControllerStatus, co
 
 // SetReplicationControllerCondition is SetCondition for ReplicationControllers.
 func SetReplicationControllerCondition(status *v1.ReplicationControllerStatus, condition v1.ReplicationControllerCondition) {
-	if c := GetReplicationControllerCondition(*status, condition.Type); c != nil && c.Status == condition.Status && c.Reason == condition.Reason {
-		return
-	}
-	kept := make([]v1.ReplicationControllerCondition, 0, len(status.Conditions)+1)
-	for _, c := range status.Conditions {
-		if c.Type != condition.Type {
-			kept = append(kept, c)
-		}
-	}
-	kept = append(kept, condition)
-	status.Conditions = kept
+	status.Conditions = setCondition(status.Conditions, condition, rcConditionState)
 }
 
 // RemoveReplicationControllerCondition is RemoveCondition for
 // ReplicationControllers.
 func RemoveReplicationControllerCondition(status *v1.ReplicationControllerStatus, condType v1.ReplicationControllerConditionType) {
-	var kept []v1.ReplicationControllerCondition
-	for _, c := range status.Conditions {
-		if c.Type != condType {
+	status.Conditions = withoutType(status.Conditions, string(condType), rcConditionState)
+}
+
+func rcConditionState(c v1.ReplicationControllerCondition) conditionState {
+	return conditionState{string(c.Type), c.Status, c.Reason}
+}
+
+// conditionState is what the condition helpers compare of a ReplicaSet or
+// ReplicationController condition.
+type conditionState struct {
+	condType string
+	status   v1.ConditionStatus
+	reason   string
+}
+
+// setCondition returns conds with c in place of every condition of its type,
+// appended last, or conds itself when the first condition of that type
+// already has c's status and reason.
+func setCondition[C any](conds []C, c C, state func(C) conditionState) []C {
+	want := state(c)
+	for _, old := range conds {
+		if got := state(old); got.condType == want.condType {
+			if got == want {
+				return conds
+			}
+			break
+		}
+	}
+	// withoutType builds a new slice, so the result never shares memory
+	// with conds.
+	return append(withoutType(conds, want.condType, state), c)
+}
+
+// withoutType returns the conditions of conds not of condType, in order, in
+// a new slice; nil when none is left.
+func withoutType[C any](conds []C, condType string, state func(C) conditionState) []C {
+	var kept []C
+	for _, c := range conds {
+		if state(c).condType != condType {
 			kept = append(kept, c)
 		}
 	}
-	status.Conditions = kept
+	return kept
 }
 
 // conditionsEqual is reflect.DeepEqual for condition lists without reflection
