@@ -146,3 +146,19 @@ func TestCreateFillsNamespaceFromRequest(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// Five random characters collide now and then: among 10,000 generated names
+// about three collisions are expected. The apiserver then tries other names,
+// and so does simcluster, so creates with generateName don't fail at random.
+func TestGenerateNameCollisionsAreRetried(t *testing.T) {
+	c := New()
+	pods := c.Client().CoreV1().Pods("default")
+	ctx := context.Background()
+	names := map[string]bool{}
+	for range 10000 {
+		p, err := pods.Create(ctx, pendingPod("web-"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.False(t, names[p.Name], "name %s handed out twice", p.Name)
+		names[p.Name] = true
+	}
+}

@@ -161,7 +161,8 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.catchUp(gvr)
-	if m.GetName() == "" {
+	generated := m.GetName() == ""
+	if generated {
 		if m.GetGenerateName() == "" {
 			return apierrors.NewBadRequest("simulated apiserver: name or generateName is required")
 		}
@@ -177,12 +178,23 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(metav1.NewTime(t.now()))
 	m.SetResourceVersion(t.nextResourceVersion())
-	if err := t.ObjectTracker.Create(gvr, obj, ns, opts...); err != nil {
+	err = t.ObjectTracker.Create(gvr, obj, ns, opts...)
+	// Like the apiserver, try other generated names when one is taken: five
+	// random characters collide now and then in a test of a thousand pods.
+	for try := 1; generated && apierrors.IsAlreadyExists(err) && try < generateNameAttempts; try++ {
+		m.SetName(m.GetGenerateName() + randomSuffix())
+		err = t.ObjectTracker.Create(gvr, obj, ns, opts...)
+	}
+	if err != nil {
 		return err
 	}
 	t.record(gvr, ns, m.GetName(), watch.Added, obj)
 	return nil
 }
+
+// generateNameAttempts is how many names a create with generateName tries,
+// as many as the apiserver does.
+const generateNameAttempts = 8
 
 // Update refuses a stale resourceVersion with a Conflict, as a real apiserver
 // does; an empty resourceVersion means an unconditional update.
