@@ -164,7 +164,7 @@ func (c *Controller[O]) OnPodDelete(obj any) {
 	if !ok {
 		return
 	}
-	c.logger.V(4).Info("Pod deleted", "pod", klog.KObj(pod), "deletionTimestamp", pod.DeletionTimestamp, "owner", klog.KObj(o))
+	c.logger.V(4).Info("Pod deleted", "pod", klog.KObj(pod), "terminating", pod.DeletionTimestamp != nil, "owner", klog.KObj(o))
 	c.expectations.DeletionObserved(expectations.OwnerKeyForRef(pod.Namespace, ref), podstate.Key(pod))
 	c.enqueue(o)
 }
