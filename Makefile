@@ -39,15 +39,16 @@ unit:
 	  (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; \
 	done
 
-# The library on 32-bit, where int is 32 bits wide. Kernels without 32-bit
-# support run the tests under qemu-i386 when it is installed (.ci/run installs
-# it); otherwise the tests are only compiled and linked.
+# The library on 32-bit, where int is 32 bits wide. Where this kernel can't
+# execute 386 binaries the tests are compiled and linked only, which still
+# catches constant overflows and 64-bit-only code: qemu-user is no substitute,
+# since it breaks the Go runtime's recovery from nil dereferences (a test
+# formatting a nil *metav1.Time crashes with "morestack on g0" under it).
 unit-386:
 	@tmp=$$(mktemp -d); printf 'package main\nfunc main() {}\n' > $$tmp/probe.go; \
 	GOARCH=386 $(GO) build -o $$tmp/probe $$tmp/probe.go; \
 	if $$tmp/probe 2>/dev/null; then exec=""; \
-	elif command -v qemu-i386 >/dev/null; then exec="-exec qemu-i386"; export GODEBUG=asyncpreemptoff=1; \
-	else echo "unit-386: this kernel runs no 386 binaries and qemu-i386 is absent: compiling the tests only"; exec="-exec true"; fi; \
+	else echo "unit-386: this kernel runs no 386 binaries: compiling and linking the tests only"; exec="-exec true"; fi; \
 	rm -rf $$tmp; \
 	GOARCH=386 $(GO) test -count=1 $$exec ./...
 
