@@ -33,10 +33,13 @@ const (
 	leaseWrite
 	// eventWrite records an Event; harmless to duplicate.
 	eventWrite
+	// reviewWrite asks the authorizer or authenticator a question (the
+	// binary's preflight SelfSubjectAccessReviews); it changes nothing.
+	reviewWrite
 )
 
 func (k writeKind) String() string {
-	return [...]string{"controller", "lease", "event"}[k]
+	return [...]string{"controller", "lease", "event", "review"}[k]
 }
 
 // write is one mutating request as the proxy saw it arrive.
@@ -131,6 +134,8 @@ func classify(path string) writeKind {
 		return leaseWrite
 	case strings.HasSuffix(path, "/events") || strings.Contains(path, "/events/"):
 		return eventWrite
+	case strings.Contains(path, "/apis/authorization.k8s.io/") || strings.Contains(path, "/apis/authentication.k8s.io/"):
+		return reviewWrite
 	default:
 		return controllerWrite
 	}
