@@ -114,7 +114,11 @@ func New(opts ...Option) *Cluster {
 
 // Client is the cluster's API. It is a *fake.Clientset, so tests can add
 // reactors and inspect actions. Its Tracker method returns the plain tracker
-// underneath, whose writes watches do not see: seed objects through Add.
+// underneath; seed objects through Add instead. Writes made straight to the
+// plain tracker do reach watches, relayed one at a time and given a
+// resourceVersion as they are relayed, but a raw write to an object whose
+// previous raw write is still being relayed can be lost: wait for each one's
+// watch event before the next.
 func (c *Cluster) Client() *fake.Clientset { return c.client }
 
 // Add stores objects as they are (seeding a test), filling in a UID and a

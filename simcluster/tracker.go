@@ -383,7 +383,8 @@ func (t *apiTracker) follow(gvr schema.GroupVersionResource) error {
 }
 
 // catchUp handles what a feeder holds before a write through this tracker,
-// so the plain tracker's events keep their order relative to it. mu must be
+// so a raw write made before it is relayed before it (but for the one event
+// the feeder's goroutine may have taken and not yet handled). mu must be
 // held.
 func (t *apiTracker) catchUp(gvr schema.GroupVersionResource) {
 	if f := t.feeders[gvr]; f != nil {

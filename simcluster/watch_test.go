@@ -151,6 +151,8 @@ func TestWatchTooOld(t *testing.T) {
 // Writes made straight to the fake clientset's own tracker, as tests do to
 // set the scene without recording actions, reach watches too, and join the
 // cluster's resourceVersion sequence so later client writes don't conflict.
+// Each raw write here waits for its event before the next, as Client's doc
+// asks.
 func TestWatchSeesPlainTrackerWrites(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := context.Background()
@@ -163,26 +165,24 @@ func TestWatchSeesPlainTrackerWrites(t *testing.T) {
 	p.Name = "raw"
 	p.Namespace = "default"
 	require.NoError(t, c.Client().Tracker().Add(p))
+	added := readEvents(t, w, 1)[0]
+	assert.Equal(t, watch.Added, added.Type)
+	assert.Equal(t, "raw", added.Object.(*v1.Pod).Name)
+
+	// The relay of the add has finished once its event is out, so the
+	// update cannot race with it.
 	p.Labels = map[string]string{"v": "2"}
 	require.NoError(t, c.Client().Tracker().Update(gvr, p, "default"))
+	modified := readEvents(t, w, 1)[0]
+	assert.Equal(t, watch.Modified, modified.Type)
+	last := modified.Object.(*v1.Pod)
+	assert.Equal(t, "2", last.Labels["v"])
+
 	_, err = pods.Create(ctx, pendingPod("api-"), metav1.CreateOptions{})
 	require.NoError(t, err)
-
-	// The raw add and update may arrive as one event with the current
-	// state; the client's create comes after them.
-	var last *v1.Pod
-	for {
-		e := readEvents(t, w, 1)[0]
-		p := e.Object.(*v1.Pod)
-		if p.GenerateName == "api-" {
-			assert.Equal(t, watch.Added, e.Type)
-			break
-		}
-		last = p
-	}
-	require.NotNil(t, last)
-	assert.Equal(t, "raw", last.Name)
-	assert.Equal(t, "2", last.Labels["v"], "the current state, whatever the interleaving")
+	created := readEvents(t, w, 1)[0]
+	assert.Equal(t, watch.Added, created.Type)
+	assert.Equal(t, "api-", created.Object.(*v1.Pod).GenerateName)
 
 	// The watched copy's resourceVersion is the stored one: an update from
 	// it succeeds.
