@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -105,12 +106,19 @@ func (s *scenario) createReplicaSet(name string, replicas int32) *appsv1.Replica
 	return rs
 }
 
+// scaleReplicaSet sets the replica count through the scale subresource,
+// retrying when the controller's status write got in between.
 func (s *scenario) scaleReplicaSet(name string, replicas int32) {
 	s.t.Helper()
-	sc, err := s.client.AppsV1().ReplicaSets(s.ns).GetScale(s.ctx, name, metav1.GetOptions{})
-	require.NoError(s.t, err)
-	sc.Spec.Replicas = replicas
-	_, err = s.client.AppsV1().ReplicaSets(s.ns).UpdateScale(s.ctx, name, sc, metav1.UpdateOptions{})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sc, err := s.client.AppsV1().ReplicaSets(s.ns).GetScale(s.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		sc.Spec.Replicas = replicas
+		_, err = s.client.AppsV1().ReplicaSets(s.ns).UpdateScale(s.ctx, name, sc, metav1.UpdateOptions{})
+		return err
+	})
 	require.NoError(s.t, err)
 }
 

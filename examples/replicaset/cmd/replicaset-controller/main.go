@@ -10,6 +10,16 @@
 // --demo=false keeps the simulated cluster running idle instead. The simulated
 // cluster refuses --leader-elect.
 //
+// /metrics (on the --health-addr server, or --metrics-bind-address) serves
+// the work queue's workqueue_* family under the queue name "replicaset" or
+// "replicationmanager", upstream's
+// replicaset_controller_sorting_deletion_age_ratio, sync counts and times as
+// controller-runtime's controller_runtime_reconcile_total, _errors_total and
+// _time_seconds, and the pods the controller created and deleted as
+// ctrlkit_controller_pods_created_total and _deleted_total (counted from its
+// SuccessfulCreate and SuccessfulDelete events). The demo ends with a summary
+// of them.
+//
 // SIGINT or SIGTERM drains the work queue (for at most --drain-timeout),
 // releases the leader lease and exits 0; a second signal during the drain
 // stops at once and exits 1. Losing the leader lease stops at once, without
@@ -258,7 +268,10 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, client kuberne
 		}
 		metrics = m
 	}
+	recorder, stopRecording := startEventRecorder(ctx, client, o.kind, metrics)
+	defer stopRecording()
 	opts := append([]replicaset.Option{
+		replicaset.WithEventRecorder(recorder),
 		replicaset.WithMetrics(metrics),
 		replicaset.WithMetricsProvider(metrics.queue),
 		replicaset.WithWorkers(o.workers),

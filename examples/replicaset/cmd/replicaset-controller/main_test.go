@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,6 +53,9 @@ func demoOptions(kind string) options {
 	}
 }
 
+// demoSummary matches the demo's last line, read from /metrics.
+var demoSummary = regexp.MustCompile(`metrics: \d+ syncs \(\d+ failed\), (\d+) pods created, (\d+) pods deleted, \d+ queue adds, \d+ retries, deletion-age ratio: .*`)
+
 // TestDemo plays the whole scripted demo for each kind and checks what it
 // proves: the owner settles at 5, every low-cost pod was deleted, and the
 // controller explained those choices by deletion cost.
@@ -86,6 +91,18 @@ func TestDemo(t *testing.T) {
 			for _, want := range []string{"step 1/5", "step 2/5", "step 3/5", "step 4/5", "step 5/5", "lower deletion cost first", "done:"} {
 				assert.Contains(t, out.String(), want)
 			}
+
+			// The summary's pod counts balance: every pod the controller
+			// created was deleted by it, by hand (step 3's 10), or is one
+			// of the 5 left; and it created at least 10 + 90 + 10.
+			m := demoSummary.FindStringSubmatch(out.String())
+			require.NotNil(t, m, "no metrics summary line in:\n%s", out.String())
+			created, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			deleted, err := strconv.Atoi(m[2])
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, created, 110, m[0])
+			assert.Equal(t, created, deleted+10+5, m[0])
 		})
 	}
 }

@@ -13,9 +13,10 @@ import (
 
 // controllerMetrics is the binary's Prometheus registry: the work queue's
 // metrics (workqueue/prommetrics), sync outcomes named after
-// controller-runtime's controller_runtime_reconcile_* family, and upstream's
-// replicaset_controller_sorting_deletion_age_ratio. It implements
-// replicaset.Metrics.
+// controller-runtime's controller_runtime_reconcile_* family, upstream's
+// replicaset_controller_sorting_deletion_age_ratio, and the pods the
+// controller created and deleted (ctrlkit_controller_pods_{created,deleted}_total,
+// see podWriteCounter). It implements replicaset.Metrics.
 type controllerMetrics struct {
 	registry   *prometheus.Registry
 	queue      *prommetrics.Provider
@@ -23,6 +24,9 @@ type controllerMetrics struct {
 	syncErrors *prometheus.CounterVec
 	syncTime   *prometheus.HistogramVec
 	ageRatio   prometheus.Histogram
+	// Counted by podWriteCounter from the controller's pod events.
+	podsCreated *prometheus.CounterVec
+	podsDeleted *prometheus.CounterVec
 }
 
 func newControllerMetrics() (*controllerMetrics, error) {
@@ -57,8 +61,18 @@ func newControllerMetrics() (*controllerMetrics, error) {
 				"the sorting (and deletion) of pods when a replicaset scales down. This only considers Ready pods when calculating and reporting.",
 			Buckets: prometheus.ExponentialBuckets(0.25, 2, 6),
 		}),
+		// Neither upstream nor controller-runtime has a pod-write metric,
+		// hence ctrlkit's own prefix.
+		podsCreated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ctrlkit_controller_pods_created_total",
+			Help: "Total number of pods the controller created, per controller.",
+		}, []string{"controller"}),
+		podsDeleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ctrlkit_controller_pods_deleted_total",
+			Help: "Total number of pods the controller deleted, per controller.",
+		}, []string{"controller"}),
 	}
-	for _, c := range []prometheus.Collector{m.syncs, m.syncErrors, m.syncTime, m.ageRatio} {
+	for _, c := range []prometheus.Collector{m.syncs, m.syncErrors, m.syncTime, m.ageRatio, m.podsCreated, m.podsDeleted} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -127,7 +141,8 @@ func (m *controllerMetrics) summary() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%.0f syncs (%.0f failed), %.0f queue adds, %.0f retries, deletion-age ratio: %s",
+	return fmt.Sprintf("%.0f syncs (%.0f failed), %.0f pods created, %.0f pods deleted, %.0f queue adds, %.0f retries, deletion-age ratio: %s",
 		sum("controller_runtime_reconcile_total"), sum("controller_runtime_reconcile_errors_total"),
+		sum("ctrlkit_controller_pods_created_total"), sum("ctrlkit_controller_pods_deleted_total"),
 		sum(prommetrics.AddsName), sum(prommetrics.RetriesName), ratio)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,4 +61,29 @@ func TestMetricsScrape(t *testing.T) {
 	require.Equal(t, []float64{0.25, 0.5, 1, 2, 4, 8}, bounds[:6])
 	require.NotNil(t, families["workqueue_adds_total"])
 	require.NotNil(t, families["controller_runtime_reconcile_time_seconds"])
+}
+
+// TestMetricsSummary: the demo's last line reads every figure back from the
+// registry.
+func TestMetricsSummary(t *testing.T) {
+	m, err := newControllerMetrics()
+	require.NoError(t, err)
+	assert.Equal(t, "0 syncs (0 failed), 0 pods created, 0 pods deleted, 0 queue adds, 0 retries, deletion-age ratio: none observed", m.summary())
+
+	m.ObserveSync("ReplicaSet", time.Millisecond, nil)
+	m.ObserveSync("ReplicaSet", time.Millisecond, errors.New("boom"))
+	m.ObserveSync("ReplicationController", time.Millisecond, nil)
+	m.ObserveDeletionAgeRatio(1)
+	m.ObserveDeletionAgeRatio(2)
+	for range 3 {
+		m.podsCreated.WithLabelValues(kindReplicaSet).Inc()
+	}
+	m.podsCreated.WithLabelValues(kindReplicationController).Inc()
+	m.podsDeleted.WithLabelValues(kindReplicaSet).Inc()
+	adds, retries := m.queue.NewAddsMetric("replicaset"), m.queue.NewRetriesMetric("replicaset")
+	for range 5 {
+		adds.Inc()
+	}
+	retries.Inc()
+	assert.Equal(t, "3 syncs (1 failed), 4 pods created, 1 pods deleted, 5 queue adds, 1 retries, deletion-age ratio: 2 observed, mean 1.50", m.summary())
 }
