@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"cmp"
+	"container/heap"
 	"sync"
 )
 
@@ -14,8 +15,7 @@ import (
 type failures[T comparable] struct {
 	mu    sync.Mutex
 	max   int
-	index map[T]int // item -> position in heap
-	heap  []failureEntry[T]
+	heap  failureHeap[T]
 	clock uint64 // orders failures in time, for the tie-break
 }
 
@@ -26,7 +26,7 @@ type failureEntry[T comparable] struct {
 }
 
 func newFailures[T comparable](maxTracked int) failures[T] {
-	return failures[T]{max: maxTracked, index: make(map[T]int)}
+	return failures[T]{max: maxTracked, heap: failureHeap[T]{index: make(map[T]int)}}
 }
 
 // incr records one more failure of item and returns the count before it.
@@ -34,28 +34,29 @@ func (f *failures[T]) incr(item T) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.clock++
-	if k, ok := f.index[item]; ok {
-		e := &f.heap[k]
+	h := &f.heap
+	if k, ok := h.index[item]; ok {
+		e := &h.entries[k]
 		before := e.count
 		e.count++
 		e.last = f.clock
-		f.down(k) // the entry only grew
+		heap.Fix(h, k)
 		return before
 	}
-	if len(f.heap) >= f.max {
-		f.remove(0)
+	if h.Len() >= f.max {
+		heap.Remove(h, 0)
 	}
-	f.heap = append(f.heap, failureEntry[T]{item: item, count: 1, last: f.clock})
-	f.index[item] = len(f.heap) - 1
-	f.up(len(f.heap) - 1)
+	h.index[item] = h.Len()
+	h.entries = append(h.entries, failureEntry[T]{item: item, count: 1, last: f.clock})
+	heap.Fix(h, h.Len()-1)
 	return 0
 }
 
 func (f *failures[T]) get(item T) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if k, ok := f.index[item]; ok {
-		return f.heap[k].count
+	if k, ok := f.heap.index[item]; ok {
+		return f.heap.entries[k].count
 	}
 	return 0
 }
@@ -63,71 +64,55 @@ func (f *failures[T]) get(item T) int {
 func (f *failures[T]) forget(item T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if k, ok := f.index[item]; ok {
-		f.remove(k)
+	if k, ok := f.heap.index[item]; ok {
+		heap.Remove(&f.heap, k)
 	}
 }
 
 func (f *failures[T]) len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.heap)
+	return f.heap.Len()
 }
 
-func (f *failures[T]) remove(k int) {
-	last := len(f.heap) - 1
-	delete(f.index, f.heap[k].item)
-	if k != last {
-		f.heap[k] = f.heap[last]
-		f.index[f.heap[k].item] = k
-	}
-	f.heap[last] = failureEntry[T]{} // keep no reference to the item
-	f.heap = f.heap[:last]
-	if k != last {
-		f.down(k)
-		f.up(k)
-	}
+// failureHeap is container/heap's min-heap of the tracked items, fewest
+// failures first, then least recently failed; index maps each item to its
+// position so it can be found, fixed and removed in O(log n).
+type failureHeap[T comparable] struct {
+	index   map[T]int
+	entries []failureEntry[T]
 }
 
-func (f *failures[T]) less(a, b int) bool {
-	x, y := &f.heap[a], &f.heap[b]
+func (h *failureHeap[T]) Len() int { return len(h.entries) }
+
+func (h *failureHeap[T]) Less(a, b int) bool {
+	x, y := &h.entries[a], &h.entries[b]
 	if c := cmp.Compare(x.count, y.count); c != 0 {
 		return c < 0
 	}
 	return x.last < y.last
 }
 
-func (f *failures[T]) swap(a, b int) {
-	f.heap[a], f.heap[b] = f.heap[b], f.heap[a]
-	f.index[f.heap[a].item] = a
-	f.index[f.heap[b].item] = b
+func (h *failureHeap[T]) Swap(a, b int) {
+	h.entries[a], h.entries[b] = h.entries[b], h.entries[a]
+	h.index[h.entries[a].item] = a
+	h.index[h.entries[b].item] = b
 }
 
-func (f *failures[T]) up(k int) {
-	for k > 0 {
-		p := (k - 1) / 2
-		if !f.less(k, p) {
-			return
-		}
-		f.swap(k, p)
-		k = p
-	}
+// Push appends an entry, for container/heap. incr appends and fixes the
+// position itself, which spares boxing the entry in an interface.
+func (h *failureHeap[T]) Push(x any) {
+	e := x.(failureEntry[T])
+	h.index[e.item] = len(h.entries)
+	h.entries = append(h.entries, e)
 }
 
-func (f *failures[T]) down(k int) {
-	n := len(f.heap)
-	for {
-		c := 2*k + 1
-		if c >= n {
-			return
-		}
-		if r := c + 1; r < n && f.less(r, c) {
-			c = r
-		}
-		if !f.less(c, k) {
-			return
-		}
-		f.swap(k, c)
-		k = c
-	}
+// Pop drops the last entry, for container/heap's Remove; nothing reads the
+// result, so nothing is boxed.
+func (h *failureHeap[T]) Pop() any {
+	last := len(h.entries) - 1
+	delete(h.index, h.entries[last].item)
+	h.entries[last] = failureEntry[T]{} // keep no reference to the item
+	h.entries = h.entries[:last]
+	return nil
 }

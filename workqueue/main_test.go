@@ -81,7 +81,7 @@ func (q *Queue[T]) checkInvariants(t testing.TB) {
 		listed += c
 	}
 	for k := 1; k < len(q.heap); k++ {
-		if q.less(k, (k-1)/2) {
+		if (*delayHeap[T])(q).Less(k, (k-1)/2) {
 			t.Fatalf("heap order broken at %d", k)
 		}
 	}
