@@ -73,21 +73,12 @@ var podGroupResource = schema.GroupResource{Resource: "pods"}
 // informers; the caller starts the informers after this call and then calls
 // Run. ownerInformer must hold objects of type O.
 func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Controller[O], error) {
-	if ctx == nil {
-		return nil, errors.New("podset: nil context")
-	}
-	if client == nil || podInformer == nil || ownerInformer == nil || kind == nil {
-		return nil, errors.New("podset: New needs a client, a pod informer, an owner informer and a kind")
-	}
 	var zero O
 	if _, ok := any(zero).(runtime.Object); !ok {
 		return nil, fmt.Errorf("podset: owner type %T is not a runtime.Object", zero)
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
-		if o == nil {
-			continue
-		}
 		if err := o(&cfg); err != nil {
 			return nil, fmt.Errorf("podset: %w", err)
 		}
@@ -196,9 +187,6 @@ func (c *Controller[O]) podWritten(pod *v1.Pod, ref *metav1.OwnerReference) {
 // Run returns nil once every goroutine it started has exited. It may be
 // called only once.
 func (c *Controller[O]) Run(ctx context.Context) error {
-	if c == nil || ctx == nil {
-		return errors.New("podset: Run needs a controller built by New and a context")
-	}
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("podset: Run called twice")
 	}
@@ -269,7 +257,7 @@ func (c *Controller[O]) Drain() {
 // HasSynced reports whether Run has seen the informer caches synced and its
 // workers are running; it turns false again once a stop begins. Serve it as
 // a readiness probe.
-func (c *Controller[O]) HasSynced() bool { return c != nil && c.synced.Load() }
+func (c *Controller[O]) HasSynced() bool { return c.synced.Load() }
 
 // Queue is the controller's work queue of "namespace/name" keys. Another
 // framework driving the core may read it; the handlers fill it.

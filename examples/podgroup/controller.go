@@ -2,7 +2,6 @@ package podgroup
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -21,9 +20,6 @@ type Controller = podset.Controller[*unstructured.Unstructured]
 // informer for Resource) and their status written through dyn. Start both
 // informers after this call, then call Run.
 func New(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, podInformer coreinformers.PodInformer, groupInformer cache.SharedIndexInformer, opts ...podset.Option) (*Controller, error) {
-	if dyn == nil || groupInformer == nil {
-		return nil, errors.New("podgroup: New needs a dynamic client and a PodGroup informer")
-	}
 	kind := NewKind(dyn, groupInformer.GetIndexer())
 	return podset.New(ctx, client, podInformer, groupInformer, podset.Kind[*unstructured.Unstructured](kind), opts...)
 }

@@ -2,7 +2,6 @@ package replicaset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,12 +50,6 @@ var (
 // registers its event handlers and the indexes it needs on the informers;
 // the caller starts the informer factory after this call and then calls Run.
 func NewReplicaSetController(ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, rsInformer appsinformers.ReplicaSetInformer, opts ...Option) (*Controller, error) {
-	if ctx == nil {
-		return nil, errors.New("replicaset: nil context")
-	}
-	if client == nil || podInformer == nil || rsInformer == nil {
-		return nil, errors.New("replicaset: NewReplicaSetController needs a client, a pod informer and a ReplicaSet informer")
-	}
 	kind, err := NewReplicaSetKind(client, rsInformer)
 	if err != nil {
 		return nil, err
@@ -74,12 +67,6 @@ func NewReplicaSetController(ctx context.Context, client kubernetes.Interface, p
 // As upstream's ReplicationManager, it has no read-your-writes guard unless
 // WithReadYourWrites(true) is given, and never writes terminatingReplicas.
 func NewReplicationManager(ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, rcInformer coreinformers.ReplicationControllerInformer, opts ...Option) (*Controller, error) {
-	if ctx == nil {
-		return nil, errors.New("replicaset: nil context")
-	}
-	if client == nil || podInformer == nil || rcInformer == nil {
-		return nil, errors.New("replicaset: NewReplicationManager needs a client, a pod informer and a ReplicationController informer")
-	}
 	kind, err := NewReplicationControllerKind(client, rcInformer)
 	if err != nil {
 		return nil, err
@@ -98,12 +85,9 @@ func NewReplicationManager(ctx context.Context, client kubernetes.Interface, pod
 // Run runs the controller; see podset.Controller.Run for its two stops:
 // ctx done stops at once, Drain stops gracefully.
 func (c *Controller) Run(ctx context.Context) error {
-	if c == nil || c.engine == nil || ctx == nil {
-		return errors.New("replicaset: Run needs a controller built by its constructor and a context")
-	}
 	return c.engine.Run(ctx)
 }
 
 // HasSynced reports whether the caches are synced and workers run; the
 // example binary serves it as /readyz.
-func (c *Controller) HasSynced() bool { return c != nil && c.engine != nil && c.engine.HasSynced() }
+func (c *Controller) HasSynced() bool { return c.engine.HasSynced() }

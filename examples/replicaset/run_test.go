@@ -129,38 +129,11 @@ func readyPods(t *testing.T, ctx context.Context, client kubernetes.Interface) i
 	return n
 }
 
-func TestConstructorAndRunMisuse(t *testing.T) {
+func TestConstructorOptionsMisuse(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset()
 	f := informers.NewSharedInformerFactory(client, 0)
 	pods := f.Core().V1().Pods()
-	cases := []struct {
-		name string
-		call func() (*Controller, error)
-	}{
-		{"nil client", func() (*Controller, error) {
-			return NewReplicaSetController(ctx, nil, pods, f.Apps().V1().ReplicaSets())
-		}},
-		{"nil pod informer", func() (*Controller, error) {
-			return NewReplicaSetController(ctx, client, nil, f.Apps().V1().ReplicaSets())
-		}},
-		{"nil ReplicaSet informer", func() (*Controller, error) { return NewReplicaSetController(ctx, client, pods, nil) }},
-		{"nil ReplicationController informer", func() (*Controller, error) { return NewReplicationManager(ctx, client, pods, nil) }},
-		{"nil context", func() (*Controller, error) {
-			var missing context.Context // the misuse under test
-			return NewReplicationManager(missing, client, pods, f.Core().V1().ReplicationControllers())
-		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := tc.call()
-			require.Error(t, err)
-			assert.Nil(t, c)
-		})
-	}
-	var nilController *Controller
-	require.Error(t, nilController.Run(ctx))
-	assert.False(t, nilController.HasSynced())
 	// Options with invalid values are refused with an error naming them.
 	for name, opt := range map[string]Option{
 		"burst": WithBurstReplicas(0), "workers": WithWorkers(-1),
@@ -171,8 +144,8 @@ func TestConstructorAndRunMisuse(t *testing.T) {
 		require.Error(t, err, name)
 		assert.Nil(t, c, name)
 	}
-	// A nil option is skipped, and both kinds can share one pod informer.
-	_, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets(), nil)
+	// Both kinds can share one pod informer.
+	_, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets())
 	require.NoError(t, err)
 	_, err = NewReplicationManager(ctx, client, pods, f.Core().V1().ReplicationControllers())
 	require.NoError(t, err)
