@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -91,11 +92,14 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	if cfg.queueName == "" {
 		cfg.queueName, cfg.component = lower, lower+"-controller"
 	}
+	// The guard keys stores and names them in its errors by resource; the
+	// guessed plural is right for every usual kind name.
+	ownerGVR, _ := meta.UnsafeGuessKindToResource(gvk)
 	logger := klog.FromContext(ctx)
 	c := &Controller[O]{
 		kind: kind, gvk: gvk, client: client, cfg: cfg, logger: logger,
 		recorder: cfg.recorder, drainCh: make(chan struct{}),
-		ownerGR: schema.GroupResource{Group: gvk.Group, Resource: lower + "s"},
+		ownerGR: ownerGVR.GroupResource(),
 	}
 	c.siblings, _ = kind.(SiblingLister[O])
 	if c.recorder == nil {

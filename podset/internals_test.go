@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
 
@@ -106,4 +107,10 @@ func TestPodControllerLookup(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// The guard names the owner's store by its resource, the kind's plural.
+func TestOwnerGroupResource(t *testing.T) {
+	e := newEnv(t, nil)
+	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, e.c.ownerGR)
 }
