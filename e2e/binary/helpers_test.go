@@ -157,6 +157,12 @@ func (s *scenario) waitFor(what string, cond func() (bool, string)) {
 // spec with exactly want pods that are, without a kubelet, all Pending: no
 // ready and no available replicas.
 func (s *scenario) replicaSetSettled(name string, want int32, pods *podWatch) func() (bool, string) {
+	return s.replicaSetReady(name, want, 0, pods)
+}
+
+// replicaSetReady reports whether the ReplicaSet has observed its latest
+// spec with exactly want pods, ready of them Ready and Available.
+func (s *scenario) replicaSetReady(name string, want, ready int32, pods *podWatch) func() (bool, string) {
 	return func() (bool, string) {
 		rs, err := s.client.AppsV1().ReplicaSets(s.ns).Get(s.ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -166,7 +172,7 @@ func (s *scenario) replicaSetSettled(name string, want int32, pods *podWatch) fu
 		active := pods.active(name)
 		desc := fmt.Sprintf("pods=%d status=%+v generation=%d", active, st, rs.Generation)
 		return active == int(want) && st.Replicas == want && st.FullyLabeledReplicas == want &&
-			st.ReadyReplicas == 0 && st.AvailableReplicas == 0 && st.ObservedGeneration == rs.Generation, desc
+			st.ReadyReplicas == ready && st.AvailableReplicas == ready && st.ObservedGeneration == rs.Generation, desc
 	}
 }
 

@@ -99,22 +99,6 @@ func (s *scenario) markPodsReady(owner string, since time.Time) {
 	}
 }
 
-// replicaSetReady reports whether the ReplicaSet has observed its latest
-// spec with want pods, ready of them Ready and Available.
-func (s *scenario) replicaSetReady(name string, want, ready int32, pods *podWatch) func() (bool, string) {
-	return func() (bool, string) {
-		rs, err := s.client.AppsV1().ReplicaSets(s.ns).Get(s.ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		st := rs.Status
-		active := pods.active(name)
-		desc := fmt.Sprintf("pods=%d status=%+v generation=%d", active, st, rs.Generation)
-		return active == int(want) && st.Replicas == want && st.ReadyReplicas == ready &&
-			st.AvailableReplicas == ready && st.ObservedGeneration == rs.Generation, desc
-	}
-}
-
 // metricsScraper reads the binary's /metrics and keeps the last text read.
 type metricsScraper struct {
 	url      string
