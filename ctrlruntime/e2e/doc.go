@@ -2,7 +2,9 @@
 // manager against a real kube-apiserver and etcd, started by the e2e
 // module's kubetest (built from Go modules, not envtest's downloads).
 //
-// The scenario installs the library's PodGroup CRD, scales a group
+// The scenario installs the library's PodGroup CRD, runs two managers
+// competing for one leader lease (only the leader may run the controller),
+// scales a group
 // 0 -> 200 -> 20 and checks, from a watch of the namespace replayed in
 // resourceVersion order, that no PodGroup ever owned more non-terminating
 // pods than its spec.replicas at that revision. It then reads the work

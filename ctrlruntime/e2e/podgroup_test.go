@@ -34,11 +34,12 @@ import (
 )
 
 // TestPodGroupScaleUnderManager runs the PodGroup controller of
-// ctrlruntime/examples/podgroup in a controller-runtime manager with leader
-// election and the metrics endpoint, scales a group 0 -> 200 -> 20, and
-// checks that no group ever held more non-terminating pods than asked for,
-// that exactly the 200 pods needed were created, and that the work queue's
-// metrics reached the manager's /metrics.
+// ctrlruntime/examples/podgroup in two controller-runtime managers competing
+// for one lease, with the metrics endpoint, scales a group 0 -> 200 -> 20,
+// and checks that only the leader ran the controller, that no group ever
+// held more non-terminating pods than asked for, that exactly the 200 pods
+// needed were created, and that the work queue's metrics reached the
+// manager's /metrics.
 func TestPodGroupScaleUnderManager(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -90,9 +91,13 @@ func TestPodGroupScaleUnderManager(t *testing.T) {
 	podFactory.WaitForCacheSync(stopSampler)
 	groupFactory.WaitForCacheSync(stopSampler)
 
+	// Two instances compete for the lease; only the leader may run the
+	// controller, or the two would over-create.
 	metricsAddr := freeAddress(t)
-	stopManager, managerFailed := startManager(t, cfg, ns, metricsAddr)
+	stopManager, managerFailed, leader := startManager(t, cfg, ns, metricsAddr)
 	defer stopManager()
+	stopFollower, followerFailed, follower := startManager(t, cfg, ns, "0")
+	defer stopFollower()
 
 	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
@@ -115,7 +120,7 @@ func TestPodGroupScaleUnderManager(t *testing.T) {
 		stepStart := time.Now()
 		require.NoError(t, scale(ctx, groups, step))
 		require.NoError(t, waitFor(3*time.Minute, func() (bool, error) {
-			if err := managerFailed(); err != nil {
+			if err := errors.Join(managerFailed(), followerFailed()); err != nil {
 				return false, fmt.Errorf("%w: %w", errGiveUp, err)
 			}
 			return settled(ctx, client, groups, ns, step)
@@ -140,6 +145,15 @@ func TestPodGroupScaleUnderManager(t *testing.T) {
 		return adds > 0 && depth == 0, fmt.Errorf("adds %v, depth %v", adds, depth)
 	}), "workqueue metrics of podgroup on the manager's /metrics")
 
+	running := 0
+	for _, c := range []*crpodgroup.Controller{leader, follower} {
+		if c.Core() != nil {
+			running++
+		}
+	}
+	require.Equal(t, 1, running, "exactly one instance, the leader, runs the controller")
+	require.NoError(t, leader.ReadyzCheck(nil), "the first instance took the lease and runs")
+
 	rep := sampler.replay()
 	t.Logf("podgroup under controller-runtime: 0 -> 200 -> 20 in %s; pods created %d, max active %d, max over-creation %d, samples %d (of %d events); workqueue_adds_total %v, workqueue_depth %v",
 		elapsed.Round(time.Millisecond), rep.Created, rep.MaxActive, rep.MaxExcess, rep.Samples, rep.EventsTotal, adds, depth)
@@ -151,11 +165,13 @@ func TestPodGroupScaleUnderManager(t *testing.T) {
 }
 
 // startManager runs a manager with leader election (its lease in ns), the
-// metrics endpoint on metricsAddr and the PodGroup controller. The cache is
+// metrics endpoint on metricsAddr ("0" for none) and the PodGroup
+// controller. It waits up to 2 s for the manager to be elected, so that the
+// first instance started is the leader. The cache is
 // cluster-wide: one restricted to namespaces wraps an informer per
 // namespace, which podsetcr refuses. stop stops the manager and waits for
 // it; failed reports an error the manager stopped with early.
-func startManager(t *testing.T, cfg *rest.Config, ns, metricsAddr string) (stop func(), failed func() error) {
+func startManager(t *testing.T, cfg *rest.Config, ns, metricsAddr string) (stop func(), failed func() error, c *crpodgroup.Controller) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
@@ -171,7 +187,7 @@ func startManager(t *testing.T, cfg *rest.Config, ns, metricsAddr string) (stop 
 		LeaderElectionReleaseOnCancel: true,
 	})
 	require.NoError(t, err)
-	_, err = crpodgroup.SetupWithManager(mgr)
+	c, err = crpodgroup.SetupWithManager(mgr)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -204,7 +220,12 @@ func startManager(t *testing.T, cfg *rest.Config, ns, metricsAddr string) (stop 
 		}
 		require.NoError(t, result, "manager")
 	}
-	return stop, failed
+	// The first manager elected is the one whose controller creates pods.
+	select {
+	case <-mgr.Elected():
+	case <-time.After(2 * time.Second):
+	}
+	return stop, failed, c
 }
 
 func scale(ctx context.Context, groups dynamic.ResourceInterface, replicas int64) error {
