@@ -26,6 +26,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -63,9 +64,9 @@ func TestPodGroupScaleUnderManager(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, env.InstallCRDsFromYAML(ctx, podgroup.CRD))
-	ns := "podgroup-cr"
-	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	created, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "podgroup-cr-"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	ns := created.Name
 	groups := dyn.Resource(podgroup.Resource).Namespace(ns)
 
 	// The sampler watches with the test's own client, from before the group
@@ -228,16 +229,20 @@ func startManager(t *testing.T, cfg *rest.Config, ns, metricsAddr string) (stop 
 	return stop, failed, c
 }
 
+// scale sets spec.replicas of group web, retrying when a status write of
+// the controller got in between the read and the update.
 func scale(ctx context.Context, groups dynamic.ResourceInterface, replicas int64) error {
-	cur, err := groups.Get(ctx, "web", metav1.GetOptions{})
-	if err != nil {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := groups.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(cur.Object, replicas, "spec", "replicas"); err != nil {
+			return err
+		}
+		_, err = groups.Update(ctx, cur, metav1.UpdateOptions{})
 		return err
-	}
-	if err := unstructured.SetNestedField(cur.Object, replicas, "spec", "replicas"); err != nil {
-		return err
-	}
-	_, err = groups.Update(ctx, cur, metav1.UpdateOptions{})
-	return err
+	})
 }
 
 // settled reports whether group web holds want non-terminating pods and
