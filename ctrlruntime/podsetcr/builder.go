@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -61,10 +60,10 @@ func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 //
 // The pod and owner informers are the manager cache's own: podset registers
 // its event handlers and pod-by-owner index on them, and no second informer
-// is started. Pods are written through a client-go clientset on the
-// manager's rest config and HTTP client, so that podset's pod control
-// records every write for its read-your-writes guard; the owner's status
-// goes through the manager's client. Events go to the manager's recorder,
+// is started. Pods are created, adopted and deleted through the manager's
+// client (crclient.PodControl), which reports every write to podset's
+// read-your-writes guard (podset's RecordPodWrite); the owner's status goes
+// through the manager's client too. Events go to the manager's recorder,
 // and the work queue's metrics to controller-runtime's workqueue series on
 // the manager's /metrics, labelled with the controller's name.
 func (b *Builder[O]) Complete() (*Controller[O], error) {
@@ -88,19 +87,16 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	if name == "" {
 		name = strings.ToLower(gvk.Kind)
 	}
-	clientset, err := kubernetes.NewForConfigAndClient(b.mgr.GetConfig(), b.mgr.GetHTTPClient())
-	if err != nil {
-		return nil, fmt.Errorf("podsetcr: pod client: %w", err)
-	}
 	metrics, err := ctrlruntime.NewMetricsProvider(crmetrics.Registry)
 	if err != nil {
 		return nil, err
 	}
-	// podset's pod control records core/v1 events with upstream's reasons,
+	// ctrlkit's pod control records core/v1 events with upstream's reasons,
 	// so it takes the manager's core/v1 recorder.
 	recorder := b.mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
 	c := &Controller[O]{
-		name: name, kind: kind, owner: owner, cache: b.mgr.GetCache(), clientset: clientset,
+		name: name, kind: kind, owner: owner, cache: b.mgr.GetCache(),
+		client: b.mgr.GetClient(), recorder: recorder,
 		opts: append([]podset.Option{
 			podset.WithNames(name, name),
 			podset.WithMetricsProvider(metrics),

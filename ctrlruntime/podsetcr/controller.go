@@ -9,12 +9,14 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -29,13 +31,14 @@ import (
 // runs podset's workers. Instances that are not the leader watch nothing
 // for it and fill no queue.
 type Controller[O client.Object] struct {
-	name      string
-	kind      podset.Kind[O]
-	owner     client.Object // an empty owner, to ask the cache for its informer
-	cache     crcache.Informers
-	clientset kubernetes.Interface
-	opts      []podset.Option
-	logger    logr.Logger
+	name     string
+	kind     podset.Kind[O]
+	owner    client.Object // an empty owner, to ask the cache for its informer
+	cache    crcache.Informers
+	client   client.Client        // writes pods
+	recorder record.EventRecorder // records pod control's events
+	opts     []podset.Option
+	logger   logr.Logger
 
 	started atomic.Bool
 	core    atomic.Pointer[podset.Controller[O]]
@@ -66,12 +69,26 @@ func (c *Controller[O]) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	core, err := podset.New(ctx, c.clientset, podInformer{podInf}, ownerInf, c.kind, c.opts...)
+	// Pods are written through the manager's client; every write goes to
+	// the guard through recordPodWrite. A pod control in c.opts wins.
+	pods := crclient.NewPodControl(c.client, c.recorder, crclient.WithOnWrite(c.recordPodWrite))
+	opts := append([]podset.Option{podset.WithPodControl(pods)}, c.opts...)
+	core, err := podset.New(ctx, nil, podInformer{podInf}, ownerInf, c.kind, opts...)
 	if err != nil {
 		return fmt.Errorf("podsetcr: controller %s: %w", c.name, err)
 	}
 	c.core.Store(core)
 	return core.Run(ctx)
+}
+
+// recordPodWrite is the pod control's on-write hook: it hands every pod the
+// controller created or patched to podset's read-your-writes guard. The
+// controller is built after its pod control, but pods are written only once
+// it runs, when core is set.
+func (c *Controller[O]) recordPodWrite(pod *corev1.Pod, controllerRef *metav1.OwnerReference) {
+	if core := c.core.Load(); core != nil {
+		core.RecordPodWrite(pod, controllerRef)
+	}
 }
 
 // NeedLeaderElection is true: only the leader creates and deletes pods.

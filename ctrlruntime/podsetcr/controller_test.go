@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 	"github.com/ctrlkit/ctrlkit/examples/podgroup"
 	"github.com/ctrlkit/ctrlkit/podset"
@@ -76,7 +77,9 @@ func TestStartRefusesAnInformerThatIsNotShared(t *testing.T) {
 }
 
 // Start builds podset on the informers the cache hands out and runs it: a
-// PodGroup of 3 gets 3 pods, the queue reports to the metrics provider under
+// PodGroup of 3 gets 3 pods, created through the controller-runtime client
+// (the pod informer here never sees them, so expectations hold any further
+// creation back), the queue reports to the metrics provider under
 // the controller's name, and cancelling stops it.
 func TestStartRunsPodsetOnTheCacheInformers(t *testing.T) {
 	s := newScheme(t)
@@ -97,7 +100,8 @@ func TestStartRunsPodsetOnTheCacheInformers(t *testing.T) {
 	metrics, err := ctrlruntime.NewMetricsProvider(reg)
 	require.NoError(t, err)
 	c := &Controller[*unstructured.Unstructured]{
-		name: "podgroup", kind: kind, owner: newGroup("", 0), cache: cache, clientset: cluster.Client(),
+		name: "podgroup", kind: kind, owner: newGroup("", 0), cache: cache,
+		client: crClient, recorder: record.NewFakeRecorder(100),
 		opts: []podset.Option{
 			podset.WithNames("podgroup", "podgroup"),
 			podset.WithMetricsProvider(metrics),
@@ -111,14 +115,28 @@ func TestStartRunsPodsetOnTheCacheInformers(t *testing.T) {
 	require.Eventually(t, func() bool { return c.Core() != nil }, 10*time.Second, 10*time.Millisecond)
 	pods.Start(ctx.Done())
 	groups.Start(ctx.Done())
-	defer pods.Shutdown()
-	defer groups.Shutdown()
+	defer func() { // informers stop once ctx is cancelled, also on a failure
+		cancel()
+		pods.Shutdown()
+		groups.Shutdown()
+	}()
 
 	require.Eventually(t, func() bool {
-		list, err := cluster.Client().CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
-		return err == nil && len(list.Items) == 3
-	}, 10*time.Second, 10*time.Millisecond, "three pods for a PodGroup of three")
+		list := &corev1.PodList{}
+		return crClient.List(ctx, list, client.InNamespace("ns")) == nil && len(list.Items) == 3
+	}, 10*time.Second, 10*time.Millisecond, "three pods for a PodGroup of three, through the controller-runtime client")
 	require.Eventually(t, func() bool { return c.ReadyzCheck(nil) == nil }, 10*time.Second, 10*time.Millisecond)
+
+	// The pod control's writes reach podset's read-your-writes guard: after
+	// a pod write for group "other" that the pod informer has not reached,
+	// a sync of "other" waits instead of finding no such group.
+	other := newGroup("other", 1)
+	require.NoError(t, c.Core().Sync(ctx, "ns/other"), "no group, nothing to wait for")
+	written := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "999999"}}
+	c.recordPodWrite(written, metav1.NewControllerRef(other, podGroupGVK))
+	var stale *consistency.StaleCacheError
+	require.ErrorAs(t, c.Core().Sync(ctx, "ns/other"), &stale)
+	assert.Equal(t, "pods", stale.GroupResource.Resource)
 	adds, err := reg.Gather()
 	require.NoError(t, err)
 	var added, depth bool
