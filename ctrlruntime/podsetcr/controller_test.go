@@ -56,6 +56,14 @@ func TestCompleteAddsALeaderElectedRunnable(t *testing.T) {
 	named, err := NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}).Named("my-rs").Complete()
 	require.NoError(t, err)
 	assert.Equal(t, "my-rs", named.Name())
+
+	// A Kind of the user's own replaces the one made from the describer.
+	crClient := fake.NewClientBuilder().WithScheme(s).Build()
+	own, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, crClient, crClient, crClient, s)
+	require.NoError(t, err)
+	withKind, err := NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), nil).WithKind(own).Complete()
+	require.NoError(t, err)
+	assert.Same(t, own, withKind.kind)
 }
 
 func TestCompleteRejectsWhatItCannotUse(t *testing.T) {

@@ -20,7 +20,9 @@
 // informers is started, registers podset's handlers and pod-by-owner index
 // on them and runs podset with all of its semantics: expectations observed
 // from pod events, the read-your-writes guard, slow-start creation and
-// ranked deletion. Losing the lease cancels it at once. The work queue's
+// ranked deletion. Pods are created, adopted and deleted through the
+// manager's client (crclient.PodControl), which reports each write to the
+// guard. Losing the lease cancels the controller at once. The work queue's
 // metrics are controller-runtime's standard workqueue series on the
 // manager's /metrics, labelled with the controller's name
 // (ctrlruntime.MetricsProvider), and events go to the manager's recorder.
