@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -116,8 +115,8 @@ func (k *Kind[O]) GetUncached(ctx context.Context, namespace, name string) (O, e
 
 // UpdateStatus sets the status on a copy of owner with SetStatus and writes
 // it to the status subresource, unless nothing changed. Like upstream's
-// ReplicaSet status update, a conflict is retried once on a fresh read from
-// the API server.
+// ReplicaSet status update, a failed write is retried once, on a fresh read
+// from the API server (a conflict is the usual cause).
 func (k *Kind[O]) UpdateStatus(ctx context.Context, owner O, in podset.StatusInput) (O, error) {
 	kind := k.GroupVersionKind().Kind
 	for attempt := 0; ; attempt++ {
@@ -130,7 +129,7 @@ func (k *Kind[O]) UpdateStatus(ctx context.Context, owner O, in podset.StatusInp
 		if err == nil {
 			return next, nil
 		}
-		if attempt > 0 || !apierrors.IsConflict(err) {
+		if attempt > 0 {
 			return *new(O), fmt.Errorf("update status of %s %s/%s: %w", kind, owner.GetNamespace(), owner.GetName(), err)
 		}
 		if owner, err = k.GetUncached(ctx, owner.GetNamespace(), owner.GetName()); err != nil {

@@ -89,7 +89,7 @@ func TestKindUpdateStatusWritesOnlyChanges(t *testing.T) {
 	assert.Same(t, stored, again)
 }
 
-func TestKindUpdateStatusRetriesAConflictOnce(t *testing.T) {
+func TestKindUpdateStatusRetriesOnce(t *testing.T) {
 	conflict := apierrors.NewConflict(podgroup.Resource.GroupResource(), "web", errors.New("changed"))
 	w := &statusWrites{fail: []error{conflict}}
 	k, _ := newPodGroupKind(t, w, newGroup("web", 2))
@@ -107,10 +107,16 @@ func TestKindUpdateStatusRetriesAConflictOnce(t *testing.T) {
 	assert.True(t, apierrors.IsConflict(err), "the error wraps the cause: %v", err)
 	assert.Equal(t, 4, w.n, "one retry, not more")
 
-	w.fail = []error{apierrors.NewForbidden(podgroup.Resource.GroupResource(), "web", errors.New("no"))}
+	// As upstream, any failed write is retried once, not only a conflict.
+	forbidden := apierrors.NewForbidden(podgroup.Resource.GroupResource(), "web", errors.New("no"))
+	w.fail = []error{forbidden}
 	_, err = k.UpdateStatus(context.Background(), cached, more)
-	assert.True(t, apierrors.IsForbidden(err), "other errors are not retried: %v", err)
-	assert.Equal(t, 5, w.n)
+	require.NoError(t, err)
+	assert.Equal(t, 6, w.n)
+	w.fail = []error{forbidden, forbidden}
+	_, err = k.UpdateStatus(context.Background(), cached, podset.StatusInput{Active: []*corev1.Pod{{}, {}}})
+	assert.True(t, apierrors.IsForbidden(err), "the error wraps the cause: %v", err)
+	assert.Equal(t, 8, w.n)
 }
 
 func TestKindOverATypedOwner(t *testing.T) {
