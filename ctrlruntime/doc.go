@@ -12,7 +12,8 @@
 // metrics.Registry, so nothing is registered twice.
 //
 // The sibling packages bring the rest of ctrlkit to controller-runtime:
-// expecthandler (expectations recorded by event handlers and checked by
-// Reconcile) and crclient (PodControl and a claim patcher over
-// client.Client).
+// podsetcr (the whole podset controller for a custom resource, run by the
+// manager under its leader election), expecthandler (expectations recorded
+// by event handlers and checked by a hand-written Reconcile) and crclient
+// (PodControl and a claim patcher over client.Client).
 package ctrlruntime

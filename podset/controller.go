@@ -84,6 +84,11 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 			return nil, fmt.Errorf("podset: %w", err)
 		}
 	}
+	// The client writes pods and events; with both a pod control and an
+	// event recorder supplied, nothing is left for it to do.
+	if client == nil && (cfg.podControl == nil || cfg.recorder == nil) {
+		return nil, errors.New("podset: New needs a client unless WithPodControl and WithEventRecorder are given")
+	}
 	gvk := kind.GroupVersionKind()
 	if gvk.Kind == "" {
 		return nil, errors.New("podset: the kind has an empty GroupVersionKind")
@@ -174,6 +179,21 @@ func (c *Controller[O]) podWritten(pod *v1.Pod, ref *metav1.OwnerReference) {
 		return
 	}
 	c.guard.WroteAt(expectations.OwnerKeyForRef(pod.Namespace, ref), podGroupResource, pod.ResourceVersion)
+}
+
+// RecordPodWrite tells the read-your-writes guard that the controller
+// created or patched pod (as the API server returned it) for the owner
+// controllerRef names, so that the owner's next sync waits until the pod
+// informer has seen that write. The default pod control reports its writes
+// itself; a pod control given with WithPodControl that writes to an API
+// server calls this after each successful create and patch. It does nothing
+// when the guard is off (WithReadYourWrites(false)) and for a nil pod or
+// reference.
+func (c *Controller[O]) RecordPodWrite(pod *v1.Pod, controllerRef *metav1.OwnerReference) {
+	if c == nil || c.guard == nil || pod == nil || controllerRef == nil {
+		return
+	}
+	c.podWritten(pod, controllerRef)
 }
 
 // Run waits for the informer caches, then syncs owners with the configured

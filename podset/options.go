@@ -111,9 +111,8 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 }
 
 // WithPodControl replaces the client-go pod control, typically with a fake in
-// tests. The read-your-writes guard then records the owner's status writes
-// only: the pods a replacement writes are covered by the expectations alone,
-// as in upstream's ReplicationManager.
+// tests. The read-your-writes guard then sees the replacement's pod writes
+// only if it reports them through Controller.RecordPodWrite.
 func WithPodControl(pc podcontrol.PodControl) Option {
 	return func(c *config) error {
 		if pc == nil {

@@ -192,3 +192,40 @@ func TestSlowStartOverControllerRuntimeClient(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, 3, created)
 }
+
+// WithOnWrite sees every successful create and patch with the pod as the
+// API server stored it, as podset's read-your-writes guard needs; failed
+// writes are not reported.
+func TestPodControlReportsWrites(t *testing.T) {
+	ctx := context.Background()
+	rs := replicaSet()
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "orphan", UID: "o-uid", Labels: map[string]string{"app": "web"}}}
+	c := fake.NewClientBuilder().WithObjects(orphan).Build()
+	type write struct{ name, rv, owner string }
+	var writes []write
+	pc := crclient.NewPodControl(c, nil, crclient.WithOnWrite(func(pod *corev1.Pod, ref *metav1.OwnerReference) {
+		w := write{name: pod.Name, rv: pod.ResourceVersion}
+		if ref != nil {
+			w.owner = string(ref.UID)
+		}
+		writes = append(writes, w)
+	}))
+
+	require.NoError(t, pc.CreatePods(ctx, "ns", template(), rs, refTo(rs)))
+	require.Len(t, writes, 1)
+	assert.NotEmpty(t, writes[0].name, "the generated name")
+	assert.NotEmpty(t, writes[0].rv, "the stored resource version")
+	assert.Equal(t, "rs-uid", writes[0].owner)
+
+	adopt := []byte(`{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"rs-uid","controller":true}],"uid":"o-uid"}}`)
+	require.NoError(t, pc.PatchPod(ctx, "ns", "orphan", adopt))
+	require.Len(t, writes, 2)
+	assert.Equal(t, write{name: "orphan", rv: writes[1].rv, owner: "rs-uid"}, writes[1])
+	assert.NotEmpty(t, writes[1].rv)
+
+	assert.Error(t, pc.PatchPod(ctx, "ns", "missing", adopt))
+	noLabels := template()
+	noLabels.Labels = nil
+	assert.Error(t, pc.CreatePods(ctx, "ns", noLabels, rs, refTo(rs)))
+	assert.Len(t, writes, 2, "failed writes are not reported")
+}

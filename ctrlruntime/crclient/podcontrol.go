@@ -23,14 +23,33 @@ import (
 type PodControl struct {
 	client   client.Client
 	recorder record.EventRecorder
+	onWrite  func(*corev1.Pod, *metav1.OwnerReference)
 }
 
 var _ podcontrol.PodControl = (*PodControl)(nil)
 
+// Option configures NewPodControl.
+type Option func(*PodControl)
+
+// WithOnWrite registers a hook called with every pod the API server returns
+// from a successful create or patch, and the controller reference involved,
+// as podcontrol.WithOnWrite does for client-go's pod control. podset's
+// RecordPodWrite is such a hook: it lets the read-your-writes guard wait
+// for the informer to see the controller's own writes.
+func WithOnWrite(fn func(pod *corev1.Pod, controllerRef *metav1.OwnerReference)) Option {
+	return func(p *PodControl) { p.onWrite = fn }
+}
+
 // NewPodControl returns a PodControl writing through c and recording events
 // through recorder; a nil recorder records nothing. c must not be nil.
-func NewPodControl(c client.Client, recorder record.EventRecorder) *PodControl {
-	return &PodControl{client: c, recorder: recorder}
+func NewPodControl(c client.Client, recorder record.EventRecorder, opts ...Option) *PodControl {
+	p := &PodControl{client: c, recorder: recorder}
+	for _, o := range opts {
+		if o != nil {
+			o(p)
+		}
+	}
+	return p
 }
 
 // CreatePods creates a pod from template in namespace, owned through
@@ -66,6 +85,10 @@ func (p *PodControl) CreatePodsWithGenerateName(ctx context.Context, namespace s
 		}
 		return err
 	}
+	// Create filled pod in with what the API server stored.
+	if p.onWrite != nil {
+		p.onWrite(pod, controllerRef)
+	}
 	klog.FromContext(ctx).V(4).Info("Controller created pod", "controller", nameOf(object), "pod", klog.KObj(pod))
 	p.event(object, corev1.EventTypeNormal, podcontrol.SuccessfulCreatePodReason, "Created pod: %v", pod.Name)
 	return nil
@@ -97,7 +120,14 @@ func (p *PodControl) DeletePod(ctx context.Context, namespace, podID string, obj
 // claim's pod ref manager calls to adopt and release.
 func (p *PodControl) PatchPod(ctx context.Context, namespace, name string, data []byte) error {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	return p.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data))
+	if err := p.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data)); err != nil {
+		return err
+	}
+	// Patch filled pod in with the patched pod.
+	if p.onWrite != nil {
+		p.onWrite(pod, metav1.GetControllerOfNoCopy(pod))
+	}
+	return nil
 }
 
 func (p *PodControl) event(object runtime.Object, eventType, reason, format string, args ...any) {

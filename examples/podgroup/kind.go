@@ -127,24 +127,13 @@ func (k Kind) GetUncached(ctx context.Context, namespace, name string) (*unstruc
 // status subresource. Like upstream's ReplicaSet status update it skips the
 // write when nothing changed and, on a conflict, retries once on a fresh read.
 func (k Kind) UpdateStatus(ctx context.Context, pg *unstructured.Unstructured, in podset.StatusInput) (*unstructured.Unstructured, error) {
-	counts := in.Counts()
-	want := map[string]any{
-		"replicas":             int64(counts.Replicas),
-		"fullyLabeledReplicas": int64(counts.FullyLabeledReplicas),
-		"readyReplicas":        int64(counts.ReadyReplicas),
-		"availableReplicas":    int64(counts.AvailableReplicas),
-		"observedGeneration":   pg.GetGeneration(),
-	}
 	ns, name := pg.GetNamespace(), pg.GetName()
 	api := k.client.Resource(Resource).Namespace(ns)
 	for attempt := 0; ; attempt++ {
-		cur, _, _ := unstructured.NestedMap(pg.Object, "status")
-		if equality.Semantic.DeepEqual(cur, want) {
-			return pg, nil
-		}
 		next := pg.DeepCopy()
-		if err := unstructured.SetNestedMap(next.Object, runtime.DeepCopyJSON(want), "status"); err != nil {
-			return nil, fmt.Errorf("set status of PodGroup %s/%s: %w", ns, name, err)
+		k.SetStatus(next, in)
+		if equality.Semantic.DeepEqual(pg.Object["status"], next.Object["status"]) {
+			return pg, nil
 		}
 		updated, err := api.UpdateStatus(ctx, next, metav1.UpdateOptions{})
 		if err == nil {
@@ -157,4 +146,19 @@ func (k Kind) UpdateStatus(ctx context.Context, pg *unstructured.Unstructured, i
 			return nil, fmt.Errorf("re-read PodGroup %s/%s for its status: %w", ns, name, err)
 		}
 	}
+}
+
+// SetStatus replaces pg's status with podset's counts and pg's generation
+// as observedGeneration. It is the part of UpdateStatus that does not talk
+// to the API server, for frameworks that write the status their own way.
+func (Kind) SetStatus(pg *unstructured.Unstructured, in podset.StatusInput) {
+	counts := in.Counts()
+	// Every value is a JSON-compatible int64, so setting the map cannot fail.
+	_ = unstructured.SetNestedMap(pg.Object, map[string]any{
+		"replicas":             int64(counts.Replicas),
+		"fullyLabeledReplicas": int64(counts.FullyLabeledReplicas),
+		"readyReplicas":        int64(counts.ReadyReplicas),
+		"availableReplicas":    int64(counts.AvailableReplicas),
+		"observedGeneration":   pg.GetGeneration(),
+	}, "status")
 }

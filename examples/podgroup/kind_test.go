@@ -82,3 +82,12 @@ func TestKindGetAndUpdateStatus(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, dyn.Actions(), before, "an unchanged status is not written again")
 }
+
+func TestKindSetStatusReplacesStatus(t *testing.T) {
+	pg := newGroup("web", 2)
+	pg.SetGeneration(4)
+	pg.Object["status"] = map[string]any{"replicas": int64(9), "stale": "field"}
+	podgroup.Kind{}.SetStatus(pg, podsetStatusInput())
+	require.Equal(t, map[string]any{"replicas": int64(0), "fullyLabeledReplicas": int64(0), "readyReplicas": int64(0),
+		"availableReplicas": int64(0), "observedGeneration": int64(4)}, pg.Object["status"])
+}

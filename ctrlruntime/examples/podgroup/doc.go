@@ -1,10 +1,12 @@
 // Package podgroup is a complete controller-runtime controller for a custom
-// resource that keeps N pods, built from ctrlkit's pieces: the ctrlkit queue
-// (ctrlruntime.NewQueue), expectations in the pod handler and in Reconcile
-// (expecthandler), adoption and release (claim over crclient), slow-start
-// creation (slowstart) and upstream's scale-down order (podranking).
+// resource that keeps N pods: the library's PodGroup example
+// (github.com/ctrlkit/ctrlkit/examples/podgroup, whose CRD and Kind it
+// reuses) run by podsetcr in a manager. podset supplies expectations,
+// adoption and release, slow-start creation and upstream's scale-down
+// order; the manager supplies the cache, the client, leader election and
+// the metrics endpoint.
 //
-// The PodGroup kind is defined by crd.yaml and handled as unstructured
-// content, so the example needs no generated code. cmd/podgroup-controller
-// runs it in a manager with leader election and the metrics endpoint.
+// cmd/podgroup-controller is the program: a manager with leader election,
+// metrics and probes, and SetupWithManager. The hand-written alternative,
+// expectations wired into a Reconcile by hand, is expecthandler's Example.
 package podgroup

@@ -1,7 +1,7 @@
 // Command podgroup-controller runs the PodGroup controller in a
 // controller-runtime manager, with leader election, the metrics endpoint
 // (ctrlkit's queue reports controller-runtime's workqueue metrics there) and
-// health probes. Install crd.yaml first.
+// health probes. Install the library's examples/podgroup/crd.yaml first.
 package main
 
 import (
@@ -76,9 +76,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	// ctrlkit's pod control records core/v1 events with upstream's reasons.
-	recorder := mgr.GetEventRecorderFor("podgroup-controller") //nolint:staticcheck // the core/v1 recorder, deliberately
-	if err := podgroup.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), recorder).SetupWithManager(mgr); err != nil {
+	if _, err := podgroup.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

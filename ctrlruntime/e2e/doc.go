@@ -1,0 +1,17 @@
+// Package e2e runs podsetcr's PodGroup controller in a controller-runtime
+// manager against a real kube-apiserver and etcd, started by the e2e
+// module's kubetest (built from Go modules, not envtest's downloads).
+//
+// The scenario installs the library's PodGroup CRD, runs two managers
+// competing for one leader lease (only the leader may run the controller),
+// scales a group
+// 0 -> 200 -> 20 and checks, from a watch of the namespace replayed in
+// resourceVersion order, that no PodGroup ever owned more non-terminating
+// pods than its spec.replicas at that revision. It then reads the work
+// queue's metrics back from the manager's /metrics endpoint over HTTP.
+//
+// It runs in `make e2e`. kubetest builds the control plane from the e2e
+// module (../../e2e), whose go.mod pins k8s.io/kubernetes; this module
+// imports only kubetest from it, so k8s.io/kubernetes stays out of its
+// go.mod.
+package e2e
