@@ -69,6 +69,13 @@ func (k rsKind) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet, in Stat
 	if in.TerminatingReplicas {
 		opts = append(opts, status.WithTerminatingReplicas())
 	}
+	// Every sync of this suite checks the counts made while claiming
+	// against a count of the result, as the status package would make it.
+	recounted := status.CountReplicas(in.Active, rs.Spec.Template.Labels, rs.Spec.MinReadySeconds, in.Now)
+	if got := in.Counts(); got != recounted {
+		return nil, fmt.Errorf("sync counted %+v, the active pods count %+v", got, recounted)
+	}
+	opts = append(opts, status.WithReplicaCounts(in.Counts()))
 	st := status.CalculateReplicaSetStatus(rs, in.Active, in.Terminating, in.ManageErr, in.Now, opts...)
 	return status.UpdateReplicaSetStatus(ctx, k.client.AppsV1().ReplicaSets(rs.Namespace), rs, st)
 }
