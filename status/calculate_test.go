@@ -3,6 +3,7 @@ package status
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -148,7 +149,7 @@ func TestCalculateStatus(t *testing.T) {
 			// Counts made beforehand give the same status, and the pods are
 			// then not read: nil entries in their place change nothing.
 			counts := CountReplicas(tc.activePods, tc.rs.Spec.Template.Labels, tc.rs.Spec.MinReadySeconds, now)
-			withCounts := append(opts, WithReplicaCounts(counts))
+			withCounts := append(slices.Clip(opts), WithReplicaCounts(counts))
 			got = CalculateReplicaSetStatus(tc.rs, make([]*v1.Pod, len(tc.activePods)), tc.terminatingPods, nil, now, withCounts...)
 			assert.Equal(t, tc.want, got, "WithReplicaCounts")
 		})
