@@ -114,6 +114,9 @@ func newEnv(t testing.TB, objects []runtime.Object, opts ...Option) *env {
 	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
 	rsInf := f.Apps().V1().ReplicaSets().Informer()
+	if trimPods {
+		require.NoError(t, f.Core().V1().Pods().Informer().SetTransform(TrimPod))
+	}
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
 	c, err := New(ctx, client, f.Core().V1().Pods(), rsInf, Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()}), all...)
 	require.NoError(t, err)
@@ -128,7 +131,7 @@ func (e *env) podStore() cache.Indexer { return e.inf.Core().V1().Pods().Informe
 
 func (e *env) addPods(pods ...*v1.Pod) {
 	for _, p := range pods {
-		require.NoError(e.t, e.podStore().Add(p))
+		require.NoError(e.t, e.podStore().Add(trimmedIfAsked(e.t, p)))
 	}
 }
 
