@@ -116,18 +116,7 @@ func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, fil
 	// selector match.
 	facts := m.controllerFacts()
 	sel := m.Selector
-	match := func(obj T) bool {
-		// A nil selector matches nothing (see BaseControllerRefManager).
-		if sel == nil || !sel.Matches(labels.Set(obj.GetLabels())) {
-			return false
-		}
-		for _, filter := range filters {
-			if !filter(obj) {
-				return false
-			}
-		}
-		return true
-	}
+	match := func(obj T) bool { return matchesAll(sel, filters, obj) }
 	// The claimed objects are marked in a bitmap and gathered afterwards, so
 	// the result is allocated once at its exact size: growing it by append
 	// costs a dozen allocations and copies for a thousand pods, and sizing it
@@ -161,6 +150,32 @@ func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, fil
 		}
 	}
 	return claimed, utilerrors.NewAggregate(errs)
+}
+
+// ClaimOne is Claim for a single object: it adopts or releases obj as Claim
+// would and reports whether the controller owns it afterwards. A caller that
+// must look at every object anyway (to count it, say) can claim inside its
+// own loop and so read each object once, instead of once for the claim and
+// again in a second pass. The error is the one Claim would have aggregated.
+func (m *ObjectControllerRefManager[T]) ClaimOne(ctx context.Context, obj T, filters ...func(T) bool) (bool, error) {
+	sel := m.Selector
+	match := func(obj T) bool { return matchesAll(sel, filters, obj) }
+	return claimOne(ctx, m.controllerFacts(), obj, match, m.Adopt, m.Release)
+}
+
+// matchesAll reports whether sel matches obj's labels and every filter
+// accepts obj. A nil selector matches nothing (see BaseControllerRefManager);
+// the selector is checked first, so filters only see candidates.
+func matchesAll[T metav1.Object](sel labels.Selector, filters []func(T) bool, obj T) bool {
+	if sel == nil || !sel.Matches(labels.Set(obj.GetLabels())) {
+		return false
+	}
+	for _, filter := range filters {
+		if !filter(obj) {
+			return false
+		}
+	}
+	return true
 }
 
 // Adopt makes the controller the managing owner of obj, after CanAdopt

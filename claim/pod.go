@@ -42,6 +42,12 @@ func (m *PodControllerRefManager) ClaimPods(ctx context.Context, pods []*v1.Pod,
 	return m.Claim(ctx, pods, filters...)
 }
 
+// ClaimPod is ClaimPods for one pod: it adopts or releases pod as ClaimPods
+// would and reports whether the controller owns it afterwards.
+func (m *PodControllerRefManager) ClaimPod(ctx context.Context, pod *v1.Pod, filters ...func(*v1.Pod) bool) (bool, error) {
+	return m.ClaimOne(ctx, pod, filters...)
+}
+
 // AdoptPod patches pod to make the controller its managing owner (with the
 // manager's finalizers). It fails without a patch when CanAdopt refuses.
 func (m *PodControllerRefManager) AdoptPod(ctx context.Context, pod *v1.Pod) error {

@@ -103,6 +103,21 @@ func TestClaimPods(t *testing.T) {
 					assert.Contains(t, string(p), f)
 				}
 			}
+
+			// ClaimPod, one pod at a time, decides and writes the same.
+			one := &fakePodPatcher{}
+			m = NewPodControllerRefManager(one, tc.ctrl, productionSelector, fakeKind, allowAdopt, tc.finalizers...)
+			var names []string
+			for _, pod := range tc.pods {
+				owned, err := m.ClaimPod(context.Background(), pod)
+				require.NoError(t, err)
+				if owned {
+					names = append(names, pod.Name)
+				}
+			}
+			assert.Equal(t, tc.claimed, names, "ClaimPod")
+			assert.Equal(t, fpc.Patches, one.Patches, "ClaimPod patches")
+			assert.Equal(t, fpc.PatchedPods, one.PatchedPods, "ClaimPod patched pods")
 		})
 	}
 }

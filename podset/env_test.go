@@ -69,6 +69,13 @@ func (k rsKind) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet, in Stat
 	if in.TerminatingReplicas {
 		opts = append(opts, status.WithTerminatingReplicas())
 	}
+	// Every sync of this suite checks the counts made while claiming
+	// against a count of the result, as the status package would make it.
+	recounted := status.CountReplicas(in.Active, rs.Spec.Template.Labels, rs.Spec.MinReadySeconds, in.Now)
+	if got := in.Counts(); got != recounted {
+		return nil, fmt.Errorf("sync counted %+v, the active pods count %+v", got, recounted)
+	}
+	opts = append(opts, status.WithReplicaCounts(in.Counts()))
 	st := status.CalculateReplicaSetStatus(rs, in.Active, in.Terminating, in.ManageErr, in.Now, opts...)
 	return status.UpdateReplicaSetStatus(ctx, k.client.AppsV1().ReplicaSets(rs.Namespace), rs, st)
 }
@@ -107,6 +114,9 @@ func newEnv(t testing.TB, objects []runtime.Object, opts ...Option) *env {
 	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
 	rsInf := f.Apps().V1().ReplicaSets().Informer()
+	if trimPods {
+		require.NoError(t, f.Core().V1().Pods().Informer().SetTransform(TrimPod))
+	}
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
 	c, err := New(ctx, client, f.Core().V1().Pods(), rsInf, Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()}), all...)
 	require.NoError(t, err)
@@ -121,7 +131,7 @@ func (e *env) podStore() cache.Indexer { return e.inf.Core().V1().Pods().Informe
 
 func (e *env) addPods(pods ...*v1.Pod) {
 	for _, p := range pods {
-		require.NoError(e.t, e.podStore().Add(p))
+		require.NoError(e.t, e.podStore().Add(trimmedIfAsked(e.t, p)))
 	}
 }
 

@@ -83,11 +83,18 @@ type StatusInput struct {
 
 	templateLabels  map[string]string
 	minReadySeconds int32
+	// counts are Counts' answer when counted is set: the sync counted the
+	// pods while it claimed them.
+	counts  status.ReplicaCounts
+	counted bool
 }
 
 // Counts counts the active pods the way upstream fills a ReplicaSet's
 // status: all of them, those carrying every template label, the ready ones,
 // and those available at Now.
 func (in StatusInput) Counts() status.ReplicaCounts {
+	if in.counted {
+		return in.counts
+	}
 	return status.CountReplicas(in.Active, in.templateLabels, in.minReadySeconds, in.Now)
 }

@@ -158,7 +158,10 @@ func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := make(map[types.UID]bool)
+	// Pods are told apart by UID, as upstream does, also within one
+	// listing. The set is sized by the first listing, usually the owner's
+	// own pods and most of the total, so it is not rebuilt as it grows.
+	var seen map[types.UID]struct{}
 	var out []*v1.Pod
 	for _, s := range siblings {
 		selector, err := c.kind.Selector(s)
@@ -169,9 +172,16 @@ func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing pods of %s/%s: %w", s.GetNamespace(), s.GetName(), err)
 		}
+		if len(pods) == 0 {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[types.UID]struct{}, len(pods))
+			out = make([]*v1.Pod, 0, len(pods))
+		}
 		for _, pod := range pods {
-			if !seen[pod.UID] {
-				seen[pod.UID] = true
+			if _, dup := seen[pod.UID]; !dup {
+				seen[pod.UID] = struct{}{}
 				out = append(out, pod)
 			}
 		}

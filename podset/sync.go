@@ -9,12 +9,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podstate"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 // ReasonSelectorInvalid is the Warning event recorded on an owner whose
@@ -87,15 +90,27 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	activeCandidates, terminatingCandidates := splitByPhase(allPods)
-	active, err := c.claimPods(ctx, o, selector, activeCandidates)
+	withTerminating := gates(DeploymentReplicaSetTerminatingReplicas)
+	tmpl := c.kind.Template(o)
+	var templateLabels map[string]string
+	if tmpl != nil {
+		templateLabels = tmpl.Labels
+	}
+	minReadySeconds := c.kind.MinReadySeconds(o)
+	// Without minReadySeconds a pod is available exactly when it is ready,
+	// whatever the time, so the status can be counted while the pods are
+	// claimed: each pod is then read once per sync instead of once to sort
+	// it by phase, once to claim it and once to count it, which on a large
+	// owner means fetching it from memory three times. With
+	// minReadySeconds, availability is measured after manageReplicas, as
+	// upstream measures it, and the status counts the pods then.
+	var counter *status.ReplicaCounter
+	if minReadySeconds == 0 {
+		counter = ptr.To(status.NewReplicaCounter(templateLabels, 0, time.Time{}))
+	}
+	active, terminating, err := c.claimPods(ctx, o, selector, allPods, withTerminating, counter)
 	if err != nil {
 		return err
-	}
-	withTerminating := gates(DeploymentReplicaSetTerminatingReplicas)
-	var terminating []*v1.Pod
-	if withTerminating {
-		terminating = claimedOnly(o, selector, terminatingCandidates)
 	}
 
 	var manageErr error
@@ -105,13 +120,12 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 		c.requeueAtExpiry(key, expKey)
 	}
 	now := c.cfg.clock.Now()
-	tmpl := c.kind.Template(o)
 	in := StatusInput{
 		Active: active, Terminating: terminating, TerminatingReplicas: withTerminating,
-		ManageErr: manageErr, Now: now, minReadySeconds: c.kind.MinReadySeconds(o),
+		ManageErr: manageErr, Now: now, minReadySeconds: minReadySeconds, templateLabels: templateLabels,
 	}
-	if tmpl != nil {
-		in.templateLabels = tmpl.Labels
+	if counter != nil {
+		in.counts, in.counted = counter.Counts(), true
 	}
 	updated, err := c.kind.UpdateStatus(ctx, o, in)
 	if err != nil {
@@ -145,11 +159,25 @@ func (c *Controller[O]) requeueAtExpiry(key, expKey string) {
 	c.queue.AddAfter(key, max(at.Sub(c.cfg.clock.Now()), 0))
 }
 
-// claimPods adopts matching orphans and releases owned pods that no longer
-// match. Adoption first re-reads the owner from the API server: a cached copy
-// may not show that it is being deleted, and adopting then would leave pods
+// claimPods sorts the owner's candidate pods (from podsForOwner) by phase and
+// claims the active ones: it adopts matching orphans and releases owned pods
+// that no longer match, as upstream's claim of its active pods does. It
+// returns the active pods the owner controls afterwards and, with
+// withTerminating, the terminating pods it controls and selects (counted,
+// never claimed), both in input order; nil entries are dropped. A non-nil
+// counter counts every active pod claimed.
+//
+// It is one pass, so each pod is read once: first its phase, then its owner
+// reference and labels, then, for the counter, its conditions. The active
+// pods are gathered in place at the front of pods, which podsForOwner made
+// for this sync alone. Claim errors are aggregated as upstream's ClaimPods
+// aggregates them; the other pods are still claimed.
+//
+// Adoption first re-reads the owner from the API server: a cached copy may
+// not show that it is being deleted, and adopting then would leave pods
 // behind the garbage collector (kubernetes#42639).
-func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod) ([]*v1.Pod, error) {
+func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
+	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, err error) {
 	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
 		fresh, err := c.kind.GetUncached(ctx, o.GetNamespace(), o.GetName())
 		if err != nil {
@@ -162,61 +190,38 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 		return fresh, nil
 	})
 	m := claim.NewPodControllerRefManager(c.podControl, o, selector, c.gvk, canAdopt)
-	return m.ClaimPods(ctx, pods)
-}
-
-// splitByPhase is podstate.FilterActive and podstate.FilterTerminating in
-// one pass: each filter reads every pod twice (count, then copy), so a sync
-// would otherwise touch each candidate pod four times before claiming. Like
-// the filters it keeps input order, drops nil entries and returns nil for an
-// empty result.
-//
-// In the steady state every candidate is active; active is then pods itself,
-// not a copy. Callers only read it (the claim builds its own result), so the
-// sharing is safe and saves an allocation the size of the owner.
-func splitByPhase(pods []*v1.Pod) (active, terminating []*v1.Pod) {
-	// pods[:kept] are active for as long as no other pod has been seen;
-	// active is allocated only at the first pod that is not.
+	uid := o.GetUID()
+	var errs []error
 	kept := 0
-	shared := true
-	for i, pod := range pods {
-		isActive := podstate.IsActive(pod)
-		if shared {
-			if isActive {
-				kept++
+	for _, pod := range pods {
+		switch {
+		case podstate.IsActive(pod):
+			owned, err := m.ClaimPod(ctx, pod)
+			if err != nil {
+				errs = append(errs, err)
 				continue
 			}
-			shared = false
-			active = make([]*v1.Pod, kept, kept+len(pods)-i-1)
-			copy(active, pods[:kept])
-		}
-		switch {
-		case isActive:
-			active = append(active, pod)
-		case podstate.IsTerminating(pod):
-			terminating = append(terminating, pod)
+			if !owned {
+				continue
+			}
+			pods[kept] = pod
+			kept++
+			if counter != nil {
+				counter.Add(pod)
+			}
+		case withTerminating && podstate.IsTerminating(pod):
+			if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.UID == uid && selector.Matches(labels.Set(pod.Labels)) {
+				terminating = append(terminating, pod)
+			}
 		}
 	}
-	if shared {
+	if err := utilerrors.NewAggregate(errs); err != nil {
+		return nil, nil, err
+	}
+	if kept > 0 {
 		active = pods[:kept:kept]
 	}
-	if len(active) == 0 {
-		active = nil
-	}
-	return active, terminating
-}
-
-// claimedOnly keeps the pods o controls and still selects, without adopting
-// anything: terminating pods are counted, never claimed.
-func claimedOnly(o metav1.Object, selector labels.Selector, pods []*v1.Pod) []*v1.Pod {
-	var out []*v1.Pod
-	uid := o.GetUID()
-	for _, pod := range pods {
-		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.UID == uid && selector.Matches(labels.Set(pod.Labels)) {
-			out = append(out, pod)
-		}
-	}
-	return out
+	return active, terminating, nil
 }
 
 // nextAvailabilityCheck says when to look again at an owner some of whose

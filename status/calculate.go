@@ -33,14 +33,20 @@ const (
 //
 // status.terminatingReplicas is set to the number of terminatingPods only
 // with WithTerminatingReplicas(); otherwise it is nil. A nil spec.replicas
-// counts as the API default of 1.
+// counts as the API default of 1. WithReplicaCounts supplies counts made
+// beforehand.
 func CalculateReplicaSetStatus(rs *appsv1.ReplicaSet, activePods, terminatingPods []*v1.Pod, manageReplicasErr error, now time.Time, opts ...Option) appsv1.ReplicaSetStatus {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
 	st := rs.Status
-	c := CountReplicas(activePods, rs.Spec.Template.Labels, rs.Spec.MinReadySeconds, now)
+	var c ReplicaCounts
+	if o.counts != nil {
+		c = *o.counts
+	} else {
+		c = CountReplicas(activePods, rs.Spec.Template.Labels, rs.Spec.MinReadySeconds, now)
+	}
 	st.Replicas, st.FullyLabeledReplicas, st.ReadyReplicas, st.AvailableReplicas = c.Replicas, c.FullyLabeledReplicas, c.ReadyReplicas, c.AvailableReplicas
 	st.TerminatingReplicas = nil
 	if o.terminatingReplicas {

@@ -3,6 +3,7 @@ package status
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -144,7 +145,27 @@ func TestCalculateStatus(t *testing.T) {
 
 			gotRC := CalculateReplicationControllerStatus(rcOf(tc.rs), tc.activePods, nil, now)
 			assert.Equal(t, *rcStatusOf(&tc.want), gotRC, "ReplicationController")
+
+			// Counts made beforehand give the same status, and the pods are
+			// then not read: nil entries in their place change nothing.
+			counts := CountReplicas(tc.activePods, tc.rs.Spec.Template.Labels, tc.rs.Spec.MinReadySeconds, now)
+			withCounts := append(slices.Clip(opts), WithReplicaCounts(counts))
+			got = CalculateReplicaSetStatus(tc.rs, make([]*v1.Pod, len(tc.activePods)), tc.terminatingPods, nil, now, withCounts...)
+			assert.Equal(t, tc.want, got, "WithReplicaCounts")
 		})
+	}
+}
+
+// TestCalculateStatusWithReplicaCounts: the given counts are the ones
+// written, also where they decide the failure reason.
+func TestCalculateStatusWithReplicaCounts(t *testing.T) {
+	rs := newReplicaSet(3, map[string]string{"name": "foo"})
+	now := time.Now()
+	counts := ReplicaCounts{Replicas: 5, FullyLabeledReplicas: 4, ReadyReplicas: 3, AvailableReplicas: 2}
+	got := CalculateReplicaSetStatus(rs, nil, nil, errors.New("boom"), now, WithReplicaCounts(counts))
+	assert.Equal(t, [4]int32{5, 4, 3, 2}, [4]int32{got.Replicas, got.FullyLabeledReplicas, got.ReadyReplicas, got.AvailableReplicas})
+	if assert.Len(t, got.Conditions, 1) {
+		assert.Equal(t, ReasonFailedDelete, got.Conditions[0].Reason, "five counted against three wanted")
 	}
 }
 

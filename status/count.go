@@ -34,33 +34,60 @@ type ReplicaCounts struct {
 // or nil templateLabels makes every pod fully labelled, as an empty equality
 // selector matches everything.
 func CountReplicas(activePods []*v1.Pod, templateLabels map[string]string, minReadySeconds int32, now time.Time) ReplicaCounts {
-	var c ReplicaCounts
-	// Flattened once here rather than ranging over the map for every pod:
-	// map iteration is the expensive part of the check (it seeds a random
-	// start each time), and a sync counts every pod of the workload.
 	// Templates rarely carry more than a handful of labels; the buffer keeps
 	// the flattened copy on the stack for them.
 	var buf [8]labelPair
-	want := appendLabelPairs(buf[:0], templateLabels)
+	c := ReplicaCounter{want: appendLabelPairs(buf[:0], templateLabels), minReadySeconds: minReadySeconds, now: now}
 	for _, pod := range activePods {
-		if pod == nil {
-			continue
-		}
-		c.Replicas++
-		if want.matches(pod.Labels) {
-			c.FullyLabeledReplicas++
-		}
-		// Available implies ready, so in the common steady state (every pod
-		// available) the conditions are scanned once instead of twice.
-		if podstate.IsAvailable(pod, minReadySeconds, now) {
-			c.ReadyReplicas++
-			c.AvailableReplicas++
-		} else if podstate.IsReady(pod) {
-			c.ReadyReplicas++
-		}
+		c.Add(pod)
 	}
-	return c
+	return c.Counts()
 }
+
+// ReplicaCounter is CountReplicas one pod at a time, for a caller that
+// already visits each pod (to claim it, say) and would otherwise read every
+// pod a second time just to count it. Its zero value is not usable; make one
+// with NewReplicaCounter.
+type ReplicaCounter struct {
+	want            labelMatcher
+	minReadySeconds int32
+	now             time.Time
+	counts          ReplicaCounts
+}
+
+// NewReplicaCounter returns a counter with CountReplicas' arguments, less the
+// pods.
+func NewReplicaCounter(templateLabels map[string]string, minReadySeconds int32, now time.Time) ReplicaCounter {
+	// Flattened once here rather than ranging over the map for every pod:
+	// map iteration is the expensive part of the check (it seeds a random
+	// start each time), and a sync counts every pod of the workload.
+	return ReplicaCounter{
+		want:            appendLabelPairs(make(labelMatcher, 0, len(templateLabels)), templateLabels),
+		minReadySeconds: minReadySeconds, now: now,
+	}
+}
+
+// Add counts one active pod; a nil pod is skipped, as CountReplicas skips it.
+func (c *ReplicaCounter) Add(pod *v1.Pod) {
+	if pod == nil {
+		return
+	}
+	c.counts.Replicas++
+	if c.want.matches(pod.Labels) {
+		c.counts.FullyLabeledReplicas++
+	}
+	// Available implies ready, so in the common steady state (every pod
+	// available) the conditions are scanned once instead of twice.
+	if podstate.IsAvailable(pod, c.minReadySeconds, c.now) {
+		c.counts.ReadyReplicas++
+		c.counts.AvailableReplicas++
+	} else if podstate.IsReady(pod) {
+		c.counts.ReadyReplicas++
+	}
+}
+
+// Counts returns the counts of the pods added so far.
+func (c *ReplicaCounter) Counts() ReplicaCounts { return c.counts }
 
 // labelMatcher is an equality selector flattened to a slice, so matching it
 // against many label sets iterates the slice rather than the map.

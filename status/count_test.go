@@ -71,6 +71,11 @@ func TestCountReplicas(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, CountReplicas(tc.pods, tc.template, tc.minReady, now))
+			c := NewReplicaCounter(tc.template, tc.minReady, now)
+			for _, p := range tc.pods {
+				c.Add(p)
+			}
+			assert.Equal(t, tc.want, c.Counts(), "ReplicaCounter, one pod at a time")
 		})
 	}
 }

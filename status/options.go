@@ -5,6 +5,7 @@ type Option func(*options)
 
 type options struct {
 	terminatingReplicas bool
+	counts              *ReplicaCounts
 }
 
 // WithTerminatingReplicas makes CalculateReplicaSetStatus fill
@@ -15,4 +16,13 @@ type options struct {
 // which is what API servers that predate the field expect.
 func WithTerminatingReplicas() Option {
 	return func(o *options) { o.terminatingReplicas = true }
+}
+
+// WithReplicaCounts makes CalculateReplicaSetStatus take these counts instead
+// of counting activePods, for a caller that counted the pods while it
+// claimed them (see ReplicaCounter). They must be the counts of activePods
+// at now, with the template labels and spec.minReadySeconds of the
+// ReplicaSet; activePods is then not read.
+func WithReplicaCounts(c ReplicaCounts) Option {
+	return func(o *options) { o.counts = &c }
 }

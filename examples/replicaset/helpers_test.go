@@ -25,6 +25,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // testKind builds owners and controllers of one kind, so that a scenario
@@ -163,6 +164,9 @@ func newEnv(t *testing.T, k testKind, objects []runtime.Object, opts ...Option) 
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset(objects...)
 	f := informers.NewSharedInformerFactory(client, 0)
+	if trimPods {
+		require.NoError(t, f.Core().V1().Pods().Informer().SetTransform(podset.TrimPod))
+	}
 	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
@@ -187,7 +191,7 @@ func (e *env) podStore() cache.Indexer { return e.inf.Core().V1().Pods().Informe
 
 func (e *env) addPods(pods ...*v1.Pod) {
 	for _, p := range pods {
-		require.NoError(e.t, e.podStore().Add(p))
+		require.NoError(e.t, e.podStore().Add(trimmedIfAsked(e.t, p)))
 	}
 }
 

@@ -82,6 +82,9 @@ func (k *ReplicaSetKind) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet
 	if in.TerminatingReplicas {
 		opts = append(opts, status.WithTerminatingReplicas())
 	}
+	// The sync may have counted the pods while it claimed them; Counts
+	// counts them otherwise.
+	opts = append(opts, status.WithReplicaCounts(in.Counts()))
 	st := status.CalculateReplicaSetStatus(rs, in.Active, in.Terminating, in.ManageErr, in.Now, opts...)
 	return status.UpdateReplicaSetStatus(ctx, k.client.AppsV1().ReplicaSets(rs.Namespace), rs, st)
 }

@@ -9,7 +9,8 @@
 // counts them, the pod creates (exactly the target, or the benchmark fails),
 // every write, and the test process's CPU time and allocated bytes per 1,000
 // pods. BenchmarkSteadyHeap measures each controller's live heap over 30,000
-// pods in a child process, with and without trimPod, an informer transform
+// pods in a child process, with kube-controller-manager's informer setup
+// (managedFields dropped), and with podset.TrimPod, the informer transform
 // that keeps only the pod fields the controllers read. BENCHMARKS.md at the
 // repository root describes both and how to run rounds.
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -29,6 +30,7 @@ import (
 	uprs "k8s.io/kubernetes/pkg/controller/replicaset"
 
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 const (
@@ -75,10 +77,14 @@ func heapChild(impl string) int {
 	}
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.Discard()))
 	defer cancel()
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(conn.Namespace))
+	// kube-controller-manager's informer setup: every informer drops
+	// managedFields. With Transform, the pod informer's transform is
+	// podset.TrimPod instead, which drops them too.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(conn.Namespace),
+		informers.WithTransform(dropManagedFields))
 	podInf, rsInf := factory.Core().V1().Pods(), factory.Apps().V1().ReplicaSets()
 	if conn.Transform {
-		if err := podInf.Informer().SetTransform(trimPod); err != nil {
+		if err := podInf.Informer().SetTransform(podset.TrimPod); err != nil {
 			return fail(err)
 		}
 	}
@@ -177,8 +183,9 @@ var populated bool
 
 // BenchmarkSteadyHeap measures each controller's live heap, after GC, once it
 // is synced over 30,000 pods in 300 ReplicaSets, each in a fresh process (this
-// test binary re-executed) with the same informer setup: transform=off is the
-// plain pod informer, transform=on the same with trimPod on the pod informer,
+// test binary re-executed) with the same informer setup: transform=off is
+// kube-controller-manager's (every informer drops managedFields),
+// transform=on the same with podset.TrimPod as the pod informer's transform,
 // for both controllers. One op is one child; run with -benchtime 1x -count 1
 // per round (CTRLKIT_BENCH_ROUND alternates the order).
 func BenchmarkSteadyHeap(b *testing.B) {
@@ -246,70 +253,13 @@ func runHeapChild(b *testing.B, impl string, conn heapConn) uint64 {
 	return 0
 }
 
-// trimPod is an informer transform that keeps only the pod fields the
-// ReplicaSet controller reads, on either side:
-//
-//   - identity and the guard: name, namespace, UID, resourceVersion;
-//   - ownership and claiming: labels, ownerReferences, deletionTimestamp,
-//     deletionGracePeriodSeconds;
-//   - ranking on scale-down: creationTimestamp, the pod-deletion-cost
-//     annotation, spec.nodeName, status.phase, the Ready condition (with its
-//     lastTransitionTime, also the availability clock), the restart
-//     counts of container and init container statuses, and the name and
-//     restartPolicy of init containers that have one (sidecars' restarts
-//     are ranked apart).
-//
-// Everything else (spec containers and volumes, managedFields, other
-// annotations and conditions, IPs, images) is dropped. The objects are the
-// informer's own, fresh from the watch decoder, so they are rebuilt rather
-// than copied.
-func trimPod(obj any) (any, error) {
-	p, ok := obj.(*v1.Pod)
-	if !ok {
-		// Deletion tombstones and other types pass through unchanged.
-		return obj, nil
+// dropManagedFields is the transform kube-controller-manager puts on every
+// informer of its shared factory (cmd/kube-controller-manager/app,
+// "trim ManagedFields for memory efficiency"): objects lose their
+// managedFields and nothing else.
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
 	}
-	out := &v1.Pod{
-		TypeMeta: p.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-			Generation: p.Generation, Labels: p.Labels, OwnerReferences: p.OwnerReferences,
-			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-			DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds,
-		},
-		Spec:   v1.PodSpec{NodeName: p.Spec.NodeName},
-		Status: v1.PodStatus{Phase: p.Status.Phase},
-	}
-	// Ranking counts the restarts of sidecars (init containers that restart
-	// always) apart from the others: it needs their names and policy.
-	for _, c := range p.Spec.InitContainers {
-		if c.RestartPolicy != nil {
-			out.Spec.InitContainers = append(out.Spec.InitContainers, v1.Container{Name: c.Name, RestartPolicy: c.RestartPolicy})
-		}
-	}
-	if cost, ok := p.Annotations[deletionCostAnnotation]; ok {
-		out.Annotations = map[string]string{deletionCostAnnotation: cost}
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1.PodReady {
-			out.Status.Conditions = []v1.PodCondition{{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime}}
-			break
-		}
-	}
-	out.Status.ContainerStatuses = restartsOnly(p.Status.ContainerStatuses)
-	out.Status.InitContainerStatuses = restartsOnly(p.Status.InitContainerStatuses)
-	return out, nil
-}
-
-const deletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
-
-func restartsOnly(in []v1.ContainerStatus) []v1.ContainerStatus {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]v1.ContainerStatus, len(in))
-	for i, c := range in {
-		out[i] = v1.ContainerStatus{Name: c.Name, RestartCount: c.RestartCount}
-	}
-	return out
+	return obj, nil
 }

@@ -26,6 +26,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podranking"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // upstreamSyncReplicaSet is upstream's (*ReplicaSetController).syncReplicaSet.
@@ -33,7 +35,7 @@ import (
 //go:linkname upstreamSyncReplicaSet k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).syncReplicaSet
 func upstreamSyncReplicaSet(rsc *uprs.ReplicaSetController, ctx context.Context, key string) error
 
-// trimCase builds a ReplicaSet and pods that touch every field trimPod keeps:
+// trimCase builds a ReplicaSet and pods that touch every field podset.TrimPod keeps:
 // pending pods on no node, unready and ready pods with spread ready times,
 // restarts in containers and init containers, deletion costs, terminating
 // pods, orphans to adopt and pods with foreign labels, plus fields the
@@ -43,7 +45,10 @@ func trimCase(seed uint64, replicas int32, minReady int32) (*appsv1.ReplicaSet, 
 	now := time.Now().Truncate(time.Second)
 	labels := map[string]string{"app": "trim"}
 	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "trim", Namespace: "ns", UID: "rs-uid", Generation: 2, ResourceVersion: "5"},
+		ObjectMeta: metav1.ObjectMeta{Name: "trim", Namespace: "ns", UID: "rs-uid", Generation: 2, ResourceVersion: "5",
+			// Owned by a Deployment, so that both controllers count the
+			// pods per node (related pods) when they rank.
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "trim", UID: "deploy-uid", Controller: ptr.To(true)}}},
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: ptr.To(replicas), MinReadySeconds: minReady,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -64,7 +69,10 @@ func trimCase(seed uint64, replicas int32, minReady int32) (*appsv1.ReplicaSet, 
 			Spec: v1.PodSpec{NodeName: "node-" + strconv.Itoa(r.IntN(8)), Containers: []v1.Container{{Name: "c", Image: "img"}}},
 			Status: v1.PodStatus{
 				Phase: v1.PodRunning, PodIP: "10.0.0.1",
-				ContainerStatuses:     []v1.ContainerStatus{{Name: "c", RestartCount: int32(r.IntN(3)), Image: "img", Ready: true}},
+				ContainerStatuses: []v1.ContainerStatus{
+					{Name: "c", RestartCount: int32(r.IntN(3)), Image: "img", Ready: true},
+					{Name: "d", RestartCount: int32(r.IntN(3)), Image: "img", Ready: true},
+				},
 				InitContainerStatuses: []v1.ContainerStatus{{Name: "i", RestartCount: int32(r.IntN(3))}},
 			},
 		}
@@ -78,6 +86,10 @@ func trimCase(seed uint64, replicas int32, minReady int32) (*appsv1.ReplicaSet, 
 			p.Spec.NodeName, p.Status.Phase = "", v1.PodPending
 		case k == 1:
 			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: metav1.NewTime(created)}}
+		case k == 3 && r.IntN(2) == 0:
+			// Running on no node: only the assigned rule tells it apart.
+			p.Spec.NodeName = ""
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(created)}}
 		case k == 2:
 			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(now)), ptr.To[int64](30)
 		default:
@@ -88,7 +100,7 @@ func trimCase(seed uint64, replicas int32, minReady int32) (*appsv1.ReplicaSet, 
 			}
 		}
 		if r.IntN(4) == 0 {
-			p.Annotations[deletionCostAnnotation] = strconv.Itoa(r.IntN(20) - 10)
+			p.Annotations[podranking.DeletionCostAnnotation] = strconv.Itoa(r.IntN(20) - 10)
 		}
 		switch r.IntN(12) {
 		case 0: // orphan to adopt
@@ -162,7 +174,7 @@ func syncOnce(t *testing.T, impl string, rs *appsv1.ReplicaSet, pods []*v1.Pod, 
 		var obj any = p.DeepCopy()
 		if transform {
 			var err error
-			if obj, err = trimPod(obj); err != nil {
+			if obj, err = podset.TrimPod(obj); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -188,10 +200,11 @@ func syncOnce(t *testing.T, impl string, rs *appsv1.ReplicaSet, pods []*v1.Pod, 
 }
 
 // TestTrimPodKeepsDecisions runs one sync of each controller over full pods
-// and over the same pods through trimPod, scaling down (ranking, costs,
+// and over the same pods through podset.TrimPod, scaling down (ranking, costs,
 // nodes, restarts), scaling up, and with minReadySeconds (availability), and
 // requires the same deletions, adoptions and status on each side: the
-// controllers read nothing trimPod drops.
+// controllers read nothing podset.TrimPod drops. (podset's own tests check
+// the fields it keeps and drops.)
 func TestTrimPodKeepsDecisions(t *testing.T) {
 	for seed := range uint64(40) {
 		for _, c := range []struct {
@@ -214,21 +227,6 @@ func TestTrimPodKeepsDecisions(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-func TestTrimPodDropsTheRest(t *testing.T) {
-	_, pods := trimCase(1, 1, 0)
-	got, err := trimPod(pods[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := got.(*v1.Pod)
-	if len(p.Spec.Containers) != 0 || len(p.ManagedFields) != 0 || p.Status.PodIP != "" || p.Annotations["note"] != "" {
-		t.Errorf("trimPod kept dropped fields: %+v", p)
-	}
-	if tomb, _ := trimPod("not a pod"); tomb != "not a pod" {
-		t.Errorf("trimPod changed a non-pod: %v", tomb)
 	}
 }
 
