@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
+	"github.com/ctrlkit/ctrlkit/internal/trimtest"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/status"
 )
@@ -114,7 +115,7 @@ func newEnv(t testing.TB, objects []runtime.Object, opts ...Option) *env {
 	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
 	rsInf := f.Apps().V1().ReplicaSets().Informer()
-	if trimPods {
+	if trimtest.Enabled() {
 		require.NoError(t, f.Core().V1().Pods().Informer().SetTransform(TrimPod))
 	}
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
@@ -131,7 +132,7 @@ func (e *env) podStore() cache.Indexer { return e.inf.Core().V1().Pods().Informe
 
 func (e *env) addPods(pods ...*v1.Pod) {
 	for _, p := range pods {
-		require.NoError(e.t, e.podStore().Add(trimmedIfAsked(e.t, p)))
+		require.NoError(e.t, e.podStore().Add(trimtest.Pod(e.t, p, TrimPod)))
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/internal/trimtest"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
@@ -164,7 +165,7 @@ func newEnv(t *testing.T, k testKind, objects []runtime.Object, opts ...Option) 
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset(objects...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	if trimPods {
+	if trimtest.Enabled() {
 		require.NoError(t, f.Core().V1().Pods().Informer().SetTransform(podset.TrimPod))
 	}
 	pc := &podcontrol.FakePodControl{}
@@ -191,7 +192,7 @@ func (e *env) podStore() cache.Indexer { return e.inf.Core().V1().Pods().Informe
 
 func (e *env) addPods(pods ...*v1.Pod) {
 	for _, p := range pods {
-		require.NoError(e.t, e.podStore().Add(trimmedIfAsked(e.t, p)))
+		require.NoError(e.t, e.podStore().Add(trimtest.Pod(e.t, p, podset.TrimPod)))
 	}
 }
 
