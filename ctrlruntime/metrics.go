@@ -60,9 +60,6 @@ var _ cgworkqueue.MetricsProvider = (*MetricsProvider)(nil)
 // registered twice. Otherwise the collectors are registered in reg. A
 // collector of the same name but another shape is an error.
 func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
-	if reg == nil {
-		return nil, errors.New("ctrlruntime: nil prometheus registerer")
-	}
 	sub := crmetrics.WorkQueueSubsystem
 	buckets := prometheus.ExponentialBuckets(10e-9, 10, 12)
 	p := &MetricsProvider{}

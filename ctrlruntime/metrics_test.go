@@ -109,9 +109,6 @@ func TestMetricsProviderRejectsConflictingCollector(t *testing.T) {
 		Name: "workqueue_adds_total", Help: "something else"}, []string{"queue"}))
 	_, err := ctrlruntime.NewMetricsProvider(reg)
 	assert.Error(t, err)
-
-	_, err = ctrlruntime.NewMetricsProvider(nil)
-	assert.Error(t, err)
 }
 
 // A queue whose options name another provider reports there instead.

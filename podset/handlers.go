@@ -57,7 +57,7 @@ func (c *Controller[O]) OnOwnerUpdate(oldObj, curObj any) {
 func (c *Controller[O]) OnOwnerDelete(obj any) {
 	o, ok := c.asOwner(unwrapTombstone(obj))
 	if !ok {
-		utilruntime.HandleError(fmt.Errorf("deleted object is a %T, not a %s", obj, c.gvk.Kind))
+		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable %s", obj, c.gvk.Kind))
 		return
 	}
 	c.logger.V(4).Info("Deleting", "kind", c.gvk.Kind, "owner", klog.KObj(o))
@@ -153,7 +153,7 @@ func (c *Controller[O]) OnPodUpdate(oldObj, curObj any) {
 func (c *Controller[O]) OnPodDelete(obj any) {
 	pod, ok := unwrapTombstone(obj).(*v1.Pod)
 	if !ok || pod == nil {
-		utilruntime.HandleError(fmt.Errorf("deleted object is a %T, not a pod", obj))
+		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable pod", obj))
 		return
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)

@@ -12,15 +12,33 @@ import (
 	"github.com/ctrlkit/ctrlkit/status"
 )
 
-// Kind describes an owner type O to the controller: where its desired
-// count, selector, template and minReadySeconds live, how to read it from the
-// informer cache and from the API server, and how to write its status. Write
-// one per owner type, typed (a pointer to a generated API type) or
-// unstructured; O must also be a runtime.Object, which New checks.
+// Kind describes an owner type O to the controller: what its spec asks for
+// (Spec), how to read it from the informer cache and from the API server,
+// and how to write its status. Write one per owner type, typed (a pointer to
+// a generated API type) or unstructured; O must also be a runtime.Object,
+// which New checks.
 //
 // Every method must be safe for concurrent use: workers call them in
 // parallel, for different owners.
 type Kind[O metav1.Object] interface {
+	Spec[O]
+	// Get reads the owner from the informer cache. A missing owner must
+	// give an error for which apierrors.IsNotFound is true, as listers do.
+	Get(namespace, name string) (O, error)
+	// GetUncached reads the owner from the API server, bypassing the cache:
+	// adoption re-checks that the owner is not being deleted
+	// (kubernetes#42639).
+	GetUncached(ctx context.Context, namespace, name string) (O, error)
+	// UpdateStatus writes the status computed from in and returns the owner
+	// as stored. It must not modify owner, which is the cached object.
+	UpdateStatus(ctx context.Context, owner O, in StatusInput) (O, error)
+}
+
+// Spec is the part of a Kind that reads what an owner asks for: its kind,
+// desired count, selector, template and minReadySeconds. Frameworks that
+// supply the reads and the status write themselves (ctrlruntime's podsetcr)
+// ask their users for this part alone.
+type Spec[O metav1.Object] interface {
 	// GroupVersionKind is the owner's kind; it goes into the controllerRef
 	// of every pod the controller creates or adopts.
 	GroupVersionKind() schema.GroupVersionKind
@@ -39,16 +57,6 @@ type Kind[O metav1.Object] interface {
 	// MinReadySeconds is how long a ready pod must stay ready to count as
 	// available.
 	MinReadySeconds(owner O) int32
-	// Get reads the owner from the informer cache. A missing owner must
-	// give an error for which apierrors.IsNotFound is true, as listers do.
-	Get(namespace, name string) (O, error)
-	// GetUncached reads the owner from the API server, bypassing the cache:
-	// adoption re-checks that the owner is not being deleted
-	// (kubernetes#42639).
-	GetUncached(ctx context.Context, namespace, name string) (O, error)
-	// UpdateStatus writes the status computed from in and returns the owner
-	// as stored. It must not modify owner, which is the cached object.
-	UpdateStatus(ctx context.Context, owner O, in StatusInput) (O, error)
 }
 
 // SiblingLister is the optional part of a Kind: owners that share a

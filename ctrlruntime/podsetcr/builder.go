@@ -67,8 +67,8 @@ func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 // and the work queue's metrics to controller-runtime's workqueue series on
 // the manager's /metrics, labelled with the controller's name.
 func (b *Builder[O]) Complete() (*Controller[O], error) {
-	if b.mgr == nil || (b.describer == nil && b.kind == nil) {
-		return nil, errors.New("podsetcr: the builder needs a manager and a describer or kind")
+	if b.describer == nil && b.kind == nil {
+		return nil, errors.New("podsetcr: the builder needs a describer or a kind")
 	}
 	kind := b.kind
 	if kind == nil {

@@ -2,7 +2,6 @@ package podsetcr
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -54,9 +53,6 @@ var (
 // syncs cancelled and queued owners dropped (podset's Run), which is what a
 // lost lease needs. Start may be called only once.
 func (c *Controller[O]) Start(ctx context.Context) error {
-	if ctx == nil {
-		return errors.New("podsetcr: nil context")
-	}
 	if !c.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("podsetcr: controller %s started twice", c.name)
 	}

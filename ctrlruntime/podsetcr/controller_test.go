@@ -67,9 +67,7 @@ func TestCompleteAddsALeaderElectedRunnable(t *testing.T) {
 }
 
 func TestCompleteRejectsWhatItCannotUse(t *testing.T) {
-	_, err := NewControllerManagedBy[*unstructured.Unstructured](nil, podgroup.Kind{}).Complete()
-	assert.Error(t, err, "no manager")
-	_, err = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, newScheme(t)), nil).Complete()
+	_, err := NewControllerManagedBy[*unstructured.Unstructured](newManager(t, newScheme(t)), nil).Complete()
 	assert.Error(t, err, "no describer")
 	_, err = NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, runtime.NewScheme()), replicaSetDescriber{}).Complete()
 	assert.ErrorContains(t, err, "not in the scheme")

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,14 +17,10 @@ import (
 // Describer is what only the author of a custom resource knows about it: the
 // spec fields podset acts on and how its counts go into the status. Kind
 // adds the reads and the status write over controller-runtime's clients, so
-// together they make a podset.Kind. The methods mean what podset.Kind's
-// methods of the same names mean and must be safe for concurrent use.
+// together they make a podset.Kind. Its methods must be safe for concurrent
+// use.
 type Describer[O client.Object] interface {
-	GroupVersionKind() schema.GroupVersionKind
-	Replicas(owner O) int32
-	Selector(owner O) (labels.Selector, error)
-	Template(owner O) *corev1.PodTemplateSpec
-	MinReadySeconds(owner O) int32
+	podset.Spec[O]
 	// SetStatus writes what in observed into owner's status. owner is a
 	// private copy; Kind compares it with the original and writes it to the
 	// status subresource only when it changed.
@@ -54,9 +48,6 @@ var _ podset.Kind[*unstructured.Unstructured] = (*Kind[*unstructured.Unstructure
 // makes the empty objects reads decode into; an unstructured O needs no
 // registration there.
 func NewKind[O client.Object](d Describer[O], cached, uncached client.Reader, writer client.StatusClient, scheme *runtime.Scheme) (*Kind[O], error) {
-	if d == nil || cached == nil || uncached == nil || writer == nil || scheme == nil {
-		return nil, errors.New("podsetcr: NewKind needs a describer, two readers, a status writer and a scheme")
-	}
 	gvk := d.GroupVersionKind()
 	if gvk.Kind == "" {
 		return nil, errors.New("podsetcr: the describer has an empty GroupVersionKind")

@@ -141,12 +141,7 @@ func TestKindOverATypedOwner(t *testing.T) {
 func TestNewKindRejectsWhatItCannotUse(t *testing.T) {
 	s := newScheme(t)
 	c := fake.NewClientBuilder().WithScheme(s).Build()
-	_, err := NewKind[*unstructured.Unstructured](nil, c, c, c, s)
-	assert.Error(t, err, "no describer")
-	_, err = NewKind[*unstructured.Unstructured](podgroup.Kind{}, c, nil, c, s)
-	assert.Error(t, err, "no uncached reader")
-
-	_, err = NewKind[*appsv1.ReplicaSet](replicaSetDescriber{}, c, c, c, runtime.NewScheme())
+	_, err := NewKind[*appsv1.ReplicaSet](replicaSetDescriber{}, c, c, c, runtime.NewScheme())
 	assert.ErrorContains(t, err, "not in the scheme")
 	_, err = NewKind[*appsv1.ReplicaSet](mismatchedDescriber{}, c, c, c, s)
 	assert.ErrorContains(t, err, "*v1.Deployment", "the scheme's type for the kind is not O")
