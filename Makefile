@@ -57,9 +57,10 @@ unit-386:
 # asynchronous preemption off: qemu delivers the runtime's preemption
 # signals on the wrong stack ("morestack on gsignal"). Even so qemu now and
 # then crashes the Go runtime in its signal handling, so this is not part
-# of `make test`.
+# of `make test`. The tests that start their own binary again (the re-runs
+# on trimmed pods) can't do so under qemu and are left out.
 unit-386-qemu:
-	GODEBUG=asyncpreemptoff=1 CTRLKIT_TEST_EXEC=qemu-i386 GOARCH=386 $(GO) test -count=1 -exec qemu-i386 ./...
+	GODEBUG=asyncpreemptoff=1 GOARCH=386 $(GO) test -count=1 -exec qemu-i386 -skip '^TestControllerOnTrimmedPods$$' ./...
 
 e2e:
 	cd e2e && $(GO) test -count=1 -timeout 60m ./...

@@ -19,10 +19,6 @@ import (
 // env, when set, makes the tests of the process run on trimmed pods.
 const env = "CTRLKIT_TEST_TRIM_PODS"
 
-// launcherEnv names the program the test binary runs under, if any, as go
-// test's -exec flag does; the Makefile sets it for its qemu-i386 run.
-const launcherEnv = "CTRLKIT_TEST_EXEC"
-
 // Enabled reports whether this test process runs on trimmed pods.
 func Enabled() bool { return os.Getenv(env) != "" }
 
@@ -44,13 +40,8 @@ func Pod(t testing.TB, pod *v1.Pod, trim cache.TransformFunc) *v1.Pod {
 // with the child's output if any of them fails.
 func RunPackage(t *testing.T) {
 	t.Helper()
-	args := []string{os.Args[0], "-test.count=1", "-test.run=.", "-test.skip=^(" + t.Name() + "|Example.*)$"}
-	// A test binary run through a launcher (go test -exec qemu-i386) can
-	// only start itself again through the same one.
-	if launcher := os.Getenv(launcherEnv); launcher != "" {
-		args = append([]string{launcher}, args...)
-	}
-	cmd := exec.CommandContext(t.Context(), args[0], args[1:]...)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.count=1", "-test.run=.",
+		"-test.skip=^("+t.Name()+"|Example.*)$")
 	cmd.Env = append(os.Environ(), env+"=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the tests failed on trimmed pods: %v\n%s", err, out)
