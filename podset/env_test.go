@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
+	"github.com/ctrlkit/ctrlkit/internal/testpods"
 	"github.com/ctrlkit/ctrlkit/internal/trimtest"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/status"
@@ -166,33 +166,16 @@ func newRS(name string, replicas int32, selector map[string]string) *appsv1.Repl
 	}
 }
 
+var rsGVK = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+
 // newPod returns a pod with labels in rs's namespace; owned makes rs its
 // controller. Running pods are ready since a minute, on node-1.
 func newPod(name string, rs *appsv1.ReplicaSet, phase v1.PodPhase, lbls map[string]string, owned bool) *v1.Pod {
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			UID: uuid.NewUUID(), Name: name, Namespace: rs.Namespace, Labels: lbls, ResourceVersion: "1",
-			CreationTimestamp: metav1.NewTime(time.Now().Add(-time.Hour)),
-		},
-		Status: v1.PodStatus{Phase: phase},
-	}
-	if phase == v1.PodRunning {
-		pod.Spec.NodeName = "node-1"
-		pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue,
-			LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}
-	}
-	if owned {
-		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}
-	}
-	return pod
+	return testpods.New(name, rs, rsGVK, phase, lbls, owned)
 }
 
 func newPods(n int, prefix string, rs *appsv1.ReplicaSet, phase v1.PodPhase, lbls map[string]string, owned bool) []*v1.Pod {
-	pods := make([]*v1.Pod, n)
-	for i := range pods {
-		pods[i] = newPod(fmt.Sprintf("%s%d", prefix, i), rs, phase, lbls, owned)
-	}
-	return pods
+	return testpods.NewN(n, prefix, rs, rsGVK, phase, lbls, owned)
 }
 
 func podNames(pods []*v1.Pod) []string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/internal/testpods"
 	"github.com/ctrlkit/ctrlkit/internal/trimtest"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/podset"
@@ -239,30 +239,11 @@ func key(o metav1.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
 // newPod returns a pod selected by labels; owned makes o its controller.
 func newPod(name string, o metav1.Object, k testKind, phase v1.PodPhase, labels map[string]string, owned bool) *v1.Pod {
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			UID: uuid.NewUUID(), Name: name, Namespace: o.GetNamespace(), Labels: labels, ResourceVersion: "1",
-			CreationTimestamp: metav1.NewTime(time.Now().Add(-time.Hour)),
-		},
-		Status: v1.PodStatus{Phase: phase},
-	}
-	if phase == v1.PodRunning {
-		pod.Spec.NodeName = "node-1"
-		pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue,
-			LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}
-	}
-	if owned {
-		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(o, k.gvk)}
-	}
-	return pod
+	return testpods.New(name, o, k.gvk, phase, labels, owned)
 }
 
 func newPods(n int, prefix string, o metav1.Object, k testKind, phase v1.PodPhase, labels map[string]string, owned bool) []*v1.Pod {
-	pods := make([]*v1.Pod, n)
-	for i := range pods {
-		pods[i] = newPod(fmt.Sprintf("%s%d", prefix, i), o, k, phase, labels, owned)
-	}
-	return pods
+	return testpods.NewN(n, prefix, o, k.gvk, phase, labels, owned)
 }
 
 // queued drains the controller's queue without syncing and returns the keys
