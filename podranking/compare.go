@@ -23,6 +23,11 @@ func (p *policy) compare(a, b *key) (Rule, int) {
 	if a.rank != b.rank {
 		return RuleRank, cmp.Compare(b.rank, a.rank)
 	}
+	return p.compareTimesAndRestarts(a, b)
+}
+
+// compareTimesAndRestarts is rules 6 to 8, for keys equal in rules 1 to 5.
+func (p *policy) compareTimesAndRestarts(a, b *key) (Rule, int) {
 	// Equal heads mean equal readiness: rule 6 applies to both or neither.
 	if a.head&headReadyBit != 0 {
 		if c, decided := p.compareTimes(classReady, a, b); decided {
@@ -129,5 +134,11 @@ func afterOrZero(aZero, bZero, aAfter bool) int {
 	return 1
 }
 
-// compareUIDs orders two pods' UIDs as strings.
-func compareUIDs(a, b *key) int { return strings.Compare(string(a.uid), string(b.uid)) }
+// compareUIDs orders two pods' UIDs as strings. Real UIDs differ in their
+// first eight bytes, so the prefixes almost always decide.
+func compareUIDs(a, b *key) int {
+	if a.uidPrefix != b.uidPrefix {
+		return cmp.Compare(a.uidPrefix, b.uidPrefix)
+	}
+	return strings.Compare(string(a.pod.UID), string(b.pod.UID))
+}

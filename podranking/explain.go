@@ -178,10 +178,10 @@ func (r *Ranking) timeValues(rule int, a, b *key, ta, tb time.Time, ba, bb int16
 		return av, bv, "plain comparison, more recent first"
 	case ba != bb:
 		return av, bv, fmt.Sprintf("log2 age buckets %d vs %d, younger bucket first", ba, bb)
-	case r.pol.classes == nil && a.uid == b.uid:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal UIDs %q, equivalent", what, ba, a.uid)
+	case r.pol.classes == nil && a.pod.UID == b.pod.UID:
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: equal UIDs %q, equivalent", what, ba, a.pod.UID)
 	case r.pol.classes == nil:
-		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: smaller UID first (%q vs %q)", what, ba, a.uid, b.uid)
+		return av, bv, fmt.Sprintf("%s instants differ within log2 bucket %d: smaller UID first (%q vs %q)", what, ba, a.pod.UID, b.pod.UID)
 	}
 	ca, cb := r.pol.classes[a.idx].ready, r.pol.classes[b.idx].ready
 	if rule == classCreated {

@@ -64,11 +64,11 @@ func assignClasses(keys []key) []instantClasses {
 		}
 		rg := readyGroup{k.head, k.rank, k.ready}
 		if k.head&headReadyBit != 0 && !k.ready.isZero() {
-			ready[rg] = join(ready[rg], k.uid)
+			ready[rg] = join(ready[rg], k.pod.UID)
 		}
 		if !k.created.isZero() {
 			cg := createdGroup{rg, k.regular, k.sidecar, k.created}
-			created[cg] = join(created[cg], k.uid)
+			created[cg] = join(created[cg], k.pod.UID)
 		}
 	}
 	for i := range keys {

@@ -1,7 +1,9 @@
 package podranking
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -27,12 +29,14 @@ const (
 // sorted in place, so they are kept small and hold times as wall-clock
 // instants.
 type key struct {
-	pod     *v1.Pod
-	uid     types.UID
-	head    uint64
-	rank    int
-	ready   instant // the Ready condition's transition time; zero when not ready
-	created instant
+	pod *v1.Pod
+	// uidPrefix is the UID's first eight bytes, big-endian, so that
+	// comparing prefixes as integers orders UIDs as strings do, up to ties.
+	uidPrefix uint64
+	head      uint64
+	rank      int
+	ready     instant // the Ready condition's transition time; zero when not ready
+	created   instant
 	// readyBucket and createdBucket are floor(log2(age in ns)), -1 for ages
 	// <= 0; set only under log scaling and for non-zero times.
 	readyBucket, createdBucket int16
@@ -102,7 +106,33 @@ func (p *policy) bucket(t time.Time) int16 {
 	if d <= 0 {
 		return -1
 	}
+	return log2Floor(d)
+}
+
+// log2Floor is int64(math.Log2(float64(d))) for d > 0, without the
+// logarithm wherever the answer is certain. More than 2^-20 of the way from
+// either neighbouring power of two, log2(d) is at least 1e-6 away from an
+// integer, far more than math.Log2's error of a few units in the last place,
+// so its integer part is the position of d's highest bit. Near a power of
+// two the rounding of float64(d) and of the logarithm can land on either
+// side of the integer, and math.Log2 itself decides, as upstream's does.
+func log2Floor(d time.Duration) int16 {
+	u := uint64(d)
+	b := bits.Len64(u) - 1
+	if b > 20 {
+		above, margin := u-1<<b, uint64(1)<<(b-20)
+		if above > margin && above < 1<<b-margin {
+			return int16(b)
+		}
+	}
 	return int16(math.Log2(float64(d)))
+}
+
+// uidPrefix packs the first eight bytes of uid, zero-padded, big-endian.
+func uidPrefix(uid types.UID) uint64 {
+	var b [8]byte
+	copy(b[:], uid)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // makeKey fills k for pod at position i. A nil pod gets a key that sorts
@@ -126,7 +156,7 @@ func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 	}
 	head |= uint64(int64(cost)+costBias) & headCostMask
 	k.head = head
-	k.uid = pod.UID
+	k.uidPrefix = uidPrefix(pod.UID)
 	k.regular, k.sidecar = podstate.MaxContainerRestarts(pod)
 	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
 		k.head |= headReadyBit

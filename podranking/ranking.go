@@ -165,7 +165,7 @@ func (s byRules) Less(i, j int) bool {
 	if a.rank != b.rank {
 		return a.rank > b.rank
 	}
-	_, c := s.pol.compare(a, b)
+	_, c := s.pol.compareTimesAndRestarts(a, b)
 	return c < 0
 }
 
