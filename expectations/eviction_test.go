@@ -42,7 +42,7 @@ func TestEvictionLeavesNoRecords(t *testing.T) {
 			// Other owners keep being set and deleted; their writes drive
 			// the sweep until the expired records are gone.
 			const k = "other/owner"
-			for i := 0; i < 4*len(keys); i++ {
+			for i := 0; i < 5*len(keys); i++ {
 				_ = c.ExpectCreations(k, 1)
 				c.DeleteExpectations(k)
 				if i%1000 == 0 && c.Len() == 0 {

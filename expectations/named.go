@@ -41,5 +41,5 @@ func (c *ControllerExpectations) CreationObservedNamed(key, name string) {
 		}
 		delete(rec.names, name)
 	}
-	rec.add.Add(-1)
+	rec.Add(-1, 0)
 }
