@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/ctrlkit/ctrlkit v0.0.0
-	github.com/ctrlkit/ctrlkit/e2e v0.0.0
 	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
@@ -60,7 +59,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/apiextensions-apiserver v0.36.0 // indirect
-	k8s.io/apiserver v0.36.3 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -68,7 +66,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace (
-	github.com/ctrlkit/ctrlkit => ../
-	github.com/ctrlkit/ctrlkit/e2e => ../e2e
-)
+replace github.com/ctrlkit/ctrlkit => ../

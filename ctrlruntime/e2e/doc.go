@@ -11,7 +11,7 @@
 // queue's metrics back from the manager's /metrics endpoint over HTTP.
 //
 // It runs in `make e2e`. kubetest builds the control plane from the e2e
-// module (../../e2e), whose go.mod pins k8s.io/kubernetes; this module
-// imports only kubetest from it, so k8s.io/kubernetes stays out of its
-// go.mod.
+// module (../../e2e), whose go.mod pins k8s.io/kubernetes. This package is a
+// module of its own, so that the ctrlruntime module users import requires
+// neither the e2e module nor, through it, k8s.io/kubernetes.
 package e2e
