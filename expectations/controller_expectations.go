@@ -13,6 +13,13 @@ import (
 // minSweep is the fewest writes between two sweeps.
 const minSweep = 64
 
+// writesBeforeSweep schedules the next sweep of a table that holds n
+// entries after it: four writes per entry. A sweep costs one step per entry,
+// so each write pays a quarter step. Sweeping after one write per entry took
+// a tenth of the time of Expect+Observe+Satisfied; a quarter step takes 3%.
+// Between sweeps a table grows to at most five times what it kept.
+func writesBeforeSweep(n int) int { return max(4*n, minSweep) }
+
 // ControllerExpectations is a TTL cache of ControlleeExpectations, safe for
 // concurrent use. Create it with NewControllerExpectations.
 //
@@ -243,11 +250,7 @@ func (c *ControllerExpectations) EvictExpired() int {
 }
 
 // sweep removes every expired record, appending the unfulfilled ones to
-// gone, and schedules the next sweep; the caller holds mu. A sweep costs one
-// step per record and comes after four times as many writes, so each write
-// pays a quarter step: sweeping after as many writes as records took a
-// tenth of the time of Expect+Observe+Satisfied, a quarter step takes 3%.
-// Between sweeps the cache holds at most five times the records it kept.
+// gone, and schedules the next sweep; the caller holds mu.
 func (c *ControllerExpectations) sweep(now time.Duration, gone []expiredRecord) []expiredRecord {
 	for key, rec := range c.records {
 		if c.expired(rec, now) {
@@ -255,7 +258,7 @@ func (c *ControllerExpectations) sweep(now time.Duration, gone []expiredRecord) 
 			gone = appendIfUnfulfilled(gone, rec, now)
 		}
 	}
-	c.writesToSweep = max(4*len(c.records), minSweep)
+	c.writesToSweep = writesBeforeSweep(len(c.records))
 	return gone
 }
 

@@ -115,13 +115,13 @@ func (u *UIDTrackingControllerExpectations) ExpectDeletions(key string, deletedK
 	return err
 }
 
-// sweep drops the sets whose wrapped record is gone; the caller holds mu.
-// It runs after as many calls as there are sets, so each pays a constant share.
+// sweep drops the sets whose wrapped record is gone, and schedules the next
+// sweep (see writesBeforeSweep); the caller holds mu.
 func (u *UIDTrackingControllerExpectations) sweep() {
 	for key := range u.sets {
 		u.liveSet(key)
 	}
-	u.writesToSweep = max(len(u.sets), minSweep)
+	u.writesToSweep = writesBeforeSweep(len(u.sets))
 }
 
 // DeletionObserved records that the dependent deleteKey of key is gone. Only
