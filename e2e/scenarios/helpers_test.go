@@ -163,6 +163,19 @@ func newScenario(t *testing.T, timeout time.Duration, opts ...scenarioOption) *s
 	return s
 }
 
+// clientConfig is a config for the scenario's control plane with a transport
+// of its own (wrapped by wrap, if not nil). Its idle connections are closed
+// by the scenario's cleanup, again and again until they are gone, before
+// the goroutine check: one close at cleanup can come while a connection's
+// last stream is still winding down, and leave its read loop running.
+func (s *scenario) clientConfig(wrap func(http.RoundTripper) http.RoundTripper) *rest.Config {
+	s.t.Helper()
+	cfg, closeIdle, err := s.env.ClientConfig(wrap)
+	require.NoError(s.t, err)
+	*s.closers = append(*s.closers, closeIdle)
+	return cfg
+}
+
 var nonDNS = regexp.MustCompile(`[^a-z0-9]+`)
 
 func namespacePrefix(testName string) string {

@@ -77,18 +77,16 @@ func (in *instance) lostAt() time.Time {
 }
 
 // impersonatedClient is a client acting as the shipped service account on
-// the scenario's control plane, with its own transport (closed at cleanup)
-// and the given wrappers.
+// the scenario's control plane, with its own transport and the given
+// wrappers.
 func (s *scenario) impersonatedClient(wraps ...func(http.RoundTripper) http.RoundTripper) kubernetes.Interface {
 	s.t.Helper()
-	cfg, closeIdle, err := s.env.ClientConfig(func(rt http.RoundTripper) http.RoundTripper {
+	cfg := s.clientConfig(func(rt http.RoundTripper) http.RoundTripper {
 		for _, w := range wraps {
 			rt = w(rt)
 		}
 		return rt
 	})
-	require.NoError(s.t, err)
-	*s.closers = append(*s.closers, closeIdle)
 	client, err := kubernetes.NewForConfig(kubetest.ImpersonationConfig(cfg, controllerNamespace, controllerServiceAccount))
 	require.NoError(s.t, err)
 	return client

@@ -27,10 +27,7 @@ import (
 func TestPodGroupScaleAdoptStatus(t *testing.T) {
 	s := newScenario(t, 5*time.Minute)
 	require.NoError(t, env.InstallCRDsFromYAML(s.ctx, podgroup.CRD))
-	cfg, closeIdle, err := env.ClientConfig(nil)
-	require.NoError(t, err)
-	t.Cleanup(closeIdle)
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(s.clientConfig(nil))
 	require.NoError(t, err)
 	groups := dyn.Resource(podgroup.Resource).Namespace(s.ns)
 
