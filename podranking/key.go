@@ -110,12 +110,13 @@ func (p *policy) bucket(t time.Time) int16 {
 }
 
 // log2Floor is int64(math.Log2(float64(d))) for d > 0, without the
-// logarithm wherever the answer is certain. More than 2^-20 of the way from
-// either neighbouring power of two, log2(d) is at least 1e-6 away from an
-// integer, far more than math.Log2's error of a few units in the last place,
-// so its integer part is the position of d's highest bit. Near a power of
-// two the rounding of float64(d) and of the logarithm can land on either
-// side of the integer, and math.Log2 itself decides, as upstream's does.
+// logarithm wherever the answer is certain. With b the position of d's
+// highest bit, a d more than 2^(b-20) away from both 2^b and 2^(b+1) has a
+// log2 more than 6e-7 away from any integer, far more than math.Log2's
+// error of a few units in the last place, so its integer part is b. Nearer
+// a power of two the rounding of float64(d) and of the logarithm can land
+// on either side of the integer, and math.Log2 itself decides, as in
+// upstream.
 func log2Floor(d time.Duration) int16 {
 	u := uint64(d)
 	b := bits.Len64(u) - 1
