@@ -116,9 +116,11 @@ func New(opts ...Option) *Cluster {
 // reactors and inspect actions. Its Tracker method returns the plain tracker
 // underneath; seed objects through Add instead. Writes made straight to the
 // plain tracker do reach watches, relayed one at a time and given a
-// resourceVersion as they are relayed, but a raw write to an object whose
-// previous raw write is still being relayed can be lost: wait for each one's
-// watch event before the next.
+// resourceVersion as they are relayed; an update through the client that
+// read the object before such a write conflicts with it, as on a real
+// apiserver. A raw write to an object whose previous raw write is still
+// being relayed can be lost: wait for each one's watch event before the
+// next.
 func (c *Cluster) Client() *fake.Clientset { return c.client }
 
 // Add stores objects as they are (seeding a test), filling in a UID and a

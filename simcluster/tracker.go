@@ -205,9 +205,20 @@ func (t *apiTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.updateLocked(gvr, obj, m, ns, opts...)
+}
+
+// updateLocked is Update with mu held.
+func (t *apiTracker) updateLocked(gvr schema.GroupVersionResource, obj runtime.Object, m metav1.Object, ns string, opts ...metav1.UpdateOptions) error {
 	t.catchUp(gvr)
 	if ns == "" {
 		ns = m.GetNamespace()
+	}
+	if _, sent := t.current[gvr][types.NamespacedName{Namespace: ns, Name: m.GetName()}]; sent && t.feeders[gvr] != nil {
+		// A raw write to this object whose event the feeder has taken but
+		// not yet handled is relayed now, with a new resourceVersion, so
+		// that this update is checked against it instead of overwriting it.
+		t.relayStored(gvr, ns, m.GetName())
 	}
 	current, err := t.ObjectTracker.Get(gvr, ns, m.GetName())
 	if err != nil {
@@ -420,7 +431,13 @@ func (t *apiTracker) fromPlainTracker(gvr schema.GroupVersionResource, e watch.E
 	if err != nil {
 		return
 	}
-	ns, name := m.GetNamespace(), m.GetName()
+	t.relayStored(gvr, m.GetNamespace(), m.GetName())
+}
+
+// relayStored sends the object's stored state to watches if it differs from
+// the last state sent, as the state of a write made straight to the plain
+// tracker. mu must be held.
+func (t *apiTracker) relayStored(gvr schema.GroupVersionResource, ns, name string) {
 	sent, known := t.current[gvr][types.NamespacedName{Namespace: ns, Name: name}]
 	stored, err := t.ObjectTracker.Get(gvr, ns, name)
 	if err != nil {
