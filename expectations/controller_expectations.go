@@ -38,8 +38,9 @@ type ControllerExpectations struct {
 	// expiry immune to wall-clock steps, as upstream's time.Since is.)
 	epoch time.Time
 
-	// mu guards the map, the names of named records, and the counters
-	// below. The record counters are atomics and are updated outside it.
+	// mu guards the map, the counters below, and every write the cache makes
+	// to a stored record. The record counters are also atomics, for callers of
+	// GetExpectations, who read and add to them without it.
 	// One lock is enough: with 8 workers, splitting the map into 16
 	// shards gained less than the run-to-run noise of the benchmark.
 	mu      sync.Mutex
@@ -73,48 +74,37 @@ func NewControllerExpectations(opts ...Option) *ControllerExpectations {
 func (c *ControllerExpectations) now() time.Duration { return c.clock.Since(c.epoch) }
 
 // expired applies upstream's rule: strictly older than the TTL.
-func (c *ControllerExpectations) expired(rec *ControlleeExpectations, now time.Duration) bool {
-	return now-rec.setAt > c.ttl
+func (c *ControllerExpectations) expired(setAt, now time.Duration) bool {
+	return now-setAt > c.ttl
 }
 
-func (c *ControllerExpectations) lookup(key string) *ControlleeExpectations {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.records[key]
-}
-
-// live returns the record for key unless it is missing or expired; an
-// expired record is evicted on the way.
-func (c *ControllerExpectations) live(key string) *ControlleeExpectations {
-	rec := c.lookup(key)
-	if rec == nil {
-		return nil
+// liveLocked returns key's record unless it is missing or expired at now;
+// an expired record is evicted and, if unfulfilled, appended to gone. The
+// caller holds mu.
+func (c *ControllerExpectations) liveLocked(key string, now time.Duration, gone []expiredRecord) (*ControlleeExpectations, []expiredRecord) {
+	rec := c.records[key]
+	if rec == nil || !c.expired(rec.setAt, now) {
+		return rec, gone
 	}
-	if now := c.now(); c.expired(rec, now) {
-		c.evict(rec, now)
-		return nil
-	}
-	return rec
-}
-
-// evict removes rec if it is still the record of its key, and logs it if it
-// expired unfulfilled; only the caller that removes it logs.
-func (c *ControllerExpectations) evict(rec *ControlleeExpectations, now time.Duration) {
-	var gone []expiredRecord
-	c.mu.Lock()
-	if c.records[rec.key] == rec {
-		delete(c.records, rec.key)
-		gone = appendIfUnfulfilled(gone, rec, now)
-	}
-	c.mu.Unlock()
-	c.logExpired(gone)
+	delete(c.records, key)
+	return nil, appendIfUnfulfilled(gone, rec, now)
 }
 
 // GetExpectations returns the record for key and whether it exists. An
 // expired record is evicted and reported as absent, as upstream's TTL store
 // does. The error is always nil.
+//
+// The caller may keep the record: a later Set of key stores a new one, as
+// upstream does, and leaves this one as it was.
 func (c *ControllerExpectations) GetExpectations(key string) (*ControlleeExpectations, bool, error) {
-	rec := c.live(key)
+	now := c.now()
+	c.mu.Lock()
+	rec, gone := c.liveLocked(key, now, nil)
+	if rec != nil {
+		rec.shared = true
+	}
+	c.mu.Unlock()
+	c.logExpired(gone)
 	return rec, rec != nil, nil
 }
 
@@ -123,15 +113,28 @@ func (c *ControllerExpectations) GetExpectations(key string) (*ControlleeExpecta
 // expired; false only for an unexpired record still waiting for
 // observations. The clock is read only in that last case.
 func (c *ControllerExpectations) SatisfiedExpectations(key string) bool {
-	rec := c.lookup(key)
+	c.mu.Lock()
+	rec := c.records[key]
 	if rec == nil || rec.Fulfilled() {
+		c.mu.Unlock()
 		return true
 	}
-	if now := c.now(); c.expired(rec, now) {
-		c.evict(rec, now)
-		return true
+	setAt := rec.setAt
+	c.mu.Unlock()
+	// Still waiting, so only expiry can satisfy it. The clock is read
+	// outside the lock.
+	now := c.now()
+	if !c.expired(setAt, now) {
+		return false
 	}
-	return false
+	// Expired when read; look again, since a Set or an observation may
+	// have come in between.
+	c.mu.Lock()
+	rec, gone := c.liveLocked(key, now, nil)
+	satisfied := rec == nil || rec.Fulfilled()
+	c.mu.Unlock()
+	c.logExpired(gone)
+	return satisfied
 }
 
 // DeleteExpectations forgets the record for key; unknown keys are ignored.
@@ -160,27 +163,31 @@ func (c *ControllerExpectations) ExpectDeletions(key string, dels int) error {
 	return c.SetExpectations(key, 0, dels)
 }
 
-// store installs a fresh record for key. The clock and the logger are
-// called without the lock held.
+// store sets key's record to (add, del, names), timestamped now. The clock
+// and the logger are called without the lock held.
 func (c *ControllerExpectations) store(key string, add, del int64, names map[string]struct{}) {
 	now := c.now()
-	// The counters are set without atomics: the record is published
-	// under mu, which orders these writes before any other access.
-	rec := &ControlleeExpectations{add: add, del: del, key: key, epoch: &c.epoch, setAt: now, names: names}
-
 	var gone []expiredRecord
 	c.mu.Lock()
-	old := c.records[key]
-	if old != nil && !c.expired(old, now) {
-		rec.lifetime = old.lifetime
+	rec := c.records[key]
+	lifetime := uint64(0)
+	if rec != nil && !c.expired(rec.setAt, now) {
+		lifetime = rec.lifetime
 	} else {
-		if old != nil {
-			gone = appendIfUnfulfilled(gone, old, now)
+		if rec != nil {
+			gone = appendIfUnfulfilled(gone, rec, now)
 		}
 		c.lifetimes++
-		rec.lifetime = c.lifetimes
+		lifetime = c.lifetimes
 	}
-	c.records[key] = rec
+	if rec != nil && !rec.shared {
+		// No caller holds rec and the cache touches it only under mu, so
+		// it is reset in place: an owner set again and again allocates
+		// once. Plain writes suffice under mu.
+		rec.add, rec.del, rec.setAt, rec.names, rec.lifetime = add, del, now, names, lifetime
+	} else {
+		c.records[key] = &ControlleeExpectations{add: add, del: del, key: key, epoch: &c.epoch, setAt: now, names: names, lifetime: lifetime}
+	}
 	if c.writesToSweep--; c.writesToSweep <= 0 {
 		gone = c.sweep(now, gone)
 	}
@@ -194,17 +201,23 @@ func (c *ControllerExpectations) store(key string, add, del int64, names map[str
 // treats it as absent, so that is unobservable, and it spares the
 // observation a clock read.
 func (c *ControllerExpectations) LowerExpectations(key string, add, del int) {
-	if rec := c.lookup(key); rec != nil {
-		rec.Add(-int64(add), -int64(del))
-	}
+	c.adjust(key, -int64(add), -int64(del))
 }
 
 // RaiseExpectations adds add and del to the record's counters; no-op for an
 // unknown key. The TTL is not refreshed, as upstream.
 func (c *ControllerExpectations) RaiseExpectations(key string, add, del int) {
-	if rec := c.lookup(key); rec != nil {
-		rec.Add(int64(add), int64(del))
+	c.adjust(key, int64(add), int64(del))
+}
+
+// adjust adds the deltas to key's record, if any, under mu: store may reset
+// the record in place.
+func (c *ControllerExpectations) adjust(key string, add, del int64) {
+	c.mu.Lock()
+	if rec := c.records[key]; rec != nil {
+		rec.Add(add, del)
 	}
+	c.mu.Unlock()
 }
 
 // CreationObserved lowers the add count by one; no-op for an unknown key.
@@ -220,11 +233,16 @@ func (c *ControllerExpectations) DeletionObserved(key string) {
 // lifetime returns the lifetime of key's live record, and false when key
 // has no record or only an expired one.
 func (c *ControllerExpectations) lifetime(key string) (uint64, bool) {
-	rec := c.live(key)
-	if rec == nil {
-		return 0, false
+	now := c.now()
+	c.mu.Lock()
+	rec, gone := c.liveLocked(key, now, nil)
+	var lifetime uint64
+	if rec != nil {
+		lifetime = rec.lifetime
 	}
-	return rec.lifetime, true
+	c.mu.Unlock()
+	c.logExpired(gone)
+	return lifetime, rec != nil
 }
 
 // Len returns how many records the cache holds, including expired ones not
@@ -253,7 +271,7 @@ func (c *ControllerExpectations) EvictExpired() int {
 // gone, and schedules the next sweep; the caller holds mu.
 func (c *ControllerExpectations) sweep(now time.Duration, gone []expiredRecord) []expiredRecord {
 	for key, rec := range c.records {
-		if c.expired(rec, now) {
+		if c.expired(rec.setAt, now) {
 			delete(c.records, key)
 			gone = appendIfUnfulfilled(gone, rec, now)
 		}

@@ -47,15 +47,15 @@ type ControllerExpectationsInterface interface {
 // observing more than was expected simply means the expectation is met.
 // As upstream, the two counters are updated independently, each atomically.
 type ControlleeExpectations struct {
-	// add and del are read and written with sync/atomic once the record is
-	// stored. Plain int64s, unlike atomic.Int64, can be set in the literal
-	// that builds a record, which spares each Set two atomic writes. As
-	// the first words of an allocated struct they are 64-bit aligned on
-	// 32-bit platforms too.
+	// add and del are read and written with sync/atomic once the record
+	// is stored, except that the cache sets them with plain writes under
+	// its lock, in the literal that builds a record or when it resets an
+	// unshared record in place. As the first words of an allocated struct
+	// they are 64-bit aligned on 32-bit platforms too.
 	add, del int64
 	key      string
 	// epoch points at the owning cache's epoch; setAt is when the record
-	// was set, as an offset from it.
+	// was set, as an offset from it, written under the cache's lock.
 	epoch *time.Time
 	setAt time.Duration
 	// names holds the creation names still expected, for a record set by
@@ -66,6 +66,11 @@ type ControlleeExpectations struct {
 	// deleted or expired gets a new one. Dependent-key sets of
 	// UIDTrackingControllerExpectations live exactly as long.
 	lifetime uint64
+	// shared is set once GetExpectations has handed the record out. The
+	// cache then never resets it in place: a caller keeping it sees what
+	// upstream's caller sees, a record a later Set replaces. Guarded by
+	// the cache's lock.
+	shared bool
 }
 
 // Add adds the deltas to the counters; negative deltas lower them.

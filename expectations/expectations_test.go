@@ -229,6 +229,22 @@ func TestSetReplacesRecord(t *testing.T) {
 	assert.Equal(t, int64(5), add)
 }
 
+// A record nobody holds is reset in place on re-Set, so an owner's steady
+// expect, observe, check cycle allocates nothing; a record handed out by
+// GetExpectations is replaced instead (TestSetReplacesRecord).
+func TestSteadyCycleAllocatesNothing(t *testing.T) {
+	c, _, _ := newTestCache(t, 0)
+	require.NoError(t, c.ExpectCreations("k", 1))
+	satisfied := true
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = c.ExpectCreations("k", 1)
+		c.CreationObserved("k")
+		satisfied = satisfied && c.SatisfiedExpectations("k")
+	})
+	assert.True(t, satisfied)
+	assert.Zero(t, allocs)
+}
+
 func TestExtremeCounts(t *testing.T) {
 	c, _, _ := newTestCache(t, 0)
 	require.NoError(t, c.SetExpectations("k", math.MaxInt, math.MinInt))

@@ -44,19 +44,14 @@ func report(rec *ControlleeExpectations, now time.Duration) PendingReport {
 func (c *ControllerExpectations) Pending(key string) (PendingReport, bool) {
 	now := c.now()
 	c.mu.Lock()
-	rec := c.records[key]
-	if rec == nil {
-		c.mu.Unlock()
-		return PendingReport{}, false
+	rec, gone := c.liveLocked(key, now, nil)
+	var r PendingReport
+	if rec != nil {
+		r = report(rec, now)
 	}
-	if c.expired(rec, now) {
-		c.mu.Unlock()
-		c.evict(rec, now)
-		return PendingReport{}, false
-	}
-	r := report(rec, now)
 	c.mu.Unlock()
-	return r, true
+	c.logExpired(gone)
+	return r, rec != nil
 }
 
 // PendingAll returns a report for every live record that is not fulfilled,
@@ -66,7 +61,7 @@ func (c *ControllerExpectations) PendingAll() []PendingReport {
 	var out []PendingReport
 	c.mu.Lock()
 	for _, rec := range c.records {
-		if !rec.Fulfilled() && !c.expired(rec, now) {
+		if !rec.Fulfilled() && !c.expired(rec.setAt, now) {
 			out = append(out, report(rec, now))
 		}
 	}
