@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -84,23 +85,28 @@ func stopped(ctx context.Context, ctxErr error, done, count int) error {
 func runBatch(ctx context.Context, start, size, maxConcurrency int, fn func(context.Context, int) error) (int, error) {
 	var (
 		g    errgroup.Group
+		next atomic.Int64 // the next index to hand out, from start
 		mu   sync.Mutex
 		errs []error
 	)
 	if maxConcurrency > 0 {
 		g.SetLimit(maxConcurrency)
 	}
-	for i := start; i < start+size; i++ {
-		g.Go(func() error {
-			if err := fn(ctx, i); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-			// Every error is collected above; none may cut the batch short,
-			// so the group itself never sees one.
-			return nil
-		})
+	// One closure serves every call of the batch: each goroutine takes
+	// the next index itself, so a call costs errgroup's allocation and no
+	// closure of its own.
+	call := func() error {
+		if err := fn(ctx, start+int(next.Add(1)-1)); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		// Every error is collected above; none may cut the batch short,
+		// so the group itself never sees one.
+		return nil
+	}
+	for range size {
+		g.Go(call)
 	}
 	_ = g.Wait()
 	if len(errs) == 0 {

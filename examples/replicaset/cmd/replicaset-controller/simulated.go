@@ -143,9 +143,9 @@ func playDemo(ctx context.Context, p *printer, w workload, cluster *simcluster.C
 	client := cluster.Client()
 	step := func(n int, what string) { p.printf("step %d/5: %s", n, what) }
 
-	step(1, fmt.Sprintf("create %s %q with 10 replicas", w.kind, demoName))
+	step(1, fmt.Sprintf("create %s %q with 10 replicas", w.kind(), demoName))
 	if err := w.create(ctx, 10); err != nil {
-		return res, fmt.Errorf("creating the %s: %w", w.kind, err)
+		return res, fmt.Errorf("creating the %s: %w", w.kind(), err)
 	}
 	if _, err := waitSettled(ctx, p, w); err != nil {
 		return res, err
@@ -219,7 +219,7 @@ func playDemo(ctx context.Context, p *printer, w workload, cluster *simcluster.C
 	if !res.cheapDeleted {
 		return res, errors.New("a low-cost pod survived the scale-down")
 	}
-	p.printf("done: every low-cost pod was among the first deleted; %s %q settled at %s", w.kind, demoName, final)
+	p.printf("done: every low-cost pod was among the first deleted; %s %q settled at %s", w.kind(), demoName, final)
 	return res, nil
 }
 
@@ -247,7 +247,7 @@ func waitSettled(ctx context.Context, p *printer, w workload) (progress, error) 
 	for {
 		cur, err := w.read(ctx)
 		if err != nil && ctx.Err() == nil {
-			return cur, fmt.Errorf("reading the %s: %w", w.kind, err)
+			return cur, fmt.Errorf("reading the %s: %w", w.kind(), err)
 		}
 		if err == nil {
 			last = cur
@@ -262,7 +262,7 @@ func waitSettled(ctx context.Context, p *printer, w workload) (progress, error) 
 		}
 		select {
 		case <-ctx.Done():
-			return last, fmt.Errorf("waiting for the %s to settle (last seen %s): %w", w.kind, last, ctx.Err())
+			return last, fmt.Errorf("waiting for the %s to settle (last seen %s): %w", w.kind(), last, ctx.Err())
 		case <-tick.C:
 		}
 	}

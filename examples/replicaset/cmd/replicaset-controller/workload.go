@@ -8,6 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -30,13 +32,13 @@ func (p progress) String() string {
 	return fmt.Sprintf("desired=%3d current=%3d ready=%3d available=%3d", p.desired, p.current, p.ready, p.available)
 }
 
-// workload is the demo's handle on its owner, one per kind. Only the
-// create, scale and read of the owner differ between kinds.
-type workload struct {
-	kind   string
-	create func(ctx context.Context, replicas int32) error
-	scale  func(ctx context.Context, replicas int32) error
-	read   func(ctx context.Context) (progress, error)
+// workload is the demo's handle on its owner, one per kind.
+type workload interface {
+	// kind names the owner's kind in the demo's output.
+	kind() string
+	create(ctx context.Context, replicas int32) error
+	scale(ctx context.Context, replicas int32) error
+	read(ctx context.Context) (progress, error)
 }
 
 const (
@@ -53,100 +55,123 @@ func demoTemplate() v1.PodTemplateSpec {
 	}
 }
 
-// ownerAPI is the typed access a workload needs to its owner; scale and read
-// are written once over it.
-type ownerAPI[T any] struct {
-	get    func(ctx context.Context) (T, error)
-	update func(ctx context.Context, obj T) error
-	// setReplicas sets spec.replicas and bumps the generation, which the
-	// simulated API does not maintain.
-	setReplicas func(obj T, n int32)
-	// observe reads spec and status into a progress.
-	observe func(obj T) progress
+func newWorkload(kind string, client kubernetes.Interface) workload {
+	if kind == kindReplicationController {
+		return ownerWorkload[*v1.ReplicationController]{rcOwner{client.CoreV1().ReplicationControllers(demoNamespace)}, client}
+	}
+	return ownerWorkload[*appsv1.ReplicaSet]{rsOwner{client.AppsV1().ReplicaSets(demoNamespace)}, client}
 }
 
-func (a ownerAPI[T]) scale(ctx context.Context, n int32) error {
+// owner is the typed access to the demo's owner that differs between kinds.
+type owner[T any] interface {
+	kind() string
+	create(ctx context.Context, replicas int32) error
+	get(ctx context.Context) (T, error)
+	update(ctx context.Context, obj T) error
+	// setReplicas sets spec.replicas and bumps the generation, which the
+	// simulated API does not maintain.
+	setReplicas(obj T, n int32)
+	// observe reads spec and status into a progress.
+	observe(obj T) progress
+}
+
+// ownerWorkload is the workload of one kind: scale and read are written
+// once over its owner.
+type ownerWorkload[T any] struct {
+	owner[T]
+	client kubernetes.Interface
+}
+
+func (w ownerWorkload[T]) scale(ctx context.Context, n int32) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		obj, err := a.get(ctx)
+		obj, err := w.get(ctx)
 		if err != nil {
 			return err
 		}
-		a.setReplicas(obj, n)
-		return a.update(ctx, obj)
+		w.setReplicas(obj, n)
+		return w.update(ctx, obj)
 	})
 }
 
-func (a ownerAPI[T]) reader(client kubernetes.Interface) func(ctx context.Context) (progress, error) {
-	return func(ctx context.Context) (progress, error) {
-		obj, err := a.get(ctx)
-		if err != nil {
-			return progress{}, err
-		}
-		return countPods(ctx, client, a.observe(obj))
+func (w ownerWorkload[T]) read(ctx context.Context) (progress, error) {
+	obj, err := w.get(ctx)
+	if err != nil {
+		return progress{}, err
 	}
+	return countPods(ctx, w.client, w.observe(obj))
 }
 
-func newWorkload(kind string, client kubernetes.Interface) workload {
-	if kind == kindReplicationController {
-		rcs := client.CoreV1().ReplicationControllers(demoNamespace)
-		api := ownerAPI[*v1.ReplicationController]{
-			get: func(ctx context.Context) (*v1.ReplicationController, error) {
-				return rcs.Get(ctx, demoName, metav1.GetOptions{})
-			},
-			update: func(ctx context.Context, rc *v1.ReplicationController) error {
-				_, err := rcs.Update(ctx, rc, metav1.UpdateOptions{})
-				return err
-			},
-			setReplicas: func(rc *v1.ReplicationController, n int32) { rc.Spec.Replicas = &n; rc.Generation++ },
-			observe: func(rc *v1.ReplicationController) progress {
-				s := rc.Status
-				return progress{desired: *rc.Spec.Replicas, current: s.Replicas, ready: s.ReadyReplicas,
-					available: s.AvailableReplicas, upToDate: s.ObservedGeneration >= rc.Generation}
-			},
-		}
-		return workload{
-			kind: "ReplicationController",
-			create: func(ctx context.Context, n int32) error {
-				t := demoTemplate()
-				_, err := rcs.Create(ctx, &v1.ReplicationController{
-					ObjectMeta: metav1.ObjectMeta{Name: demoName, Namespace: demoNamespace, Generation: 1},
-					Spec:       v1.ReplicationControllerSpec{Replicas: &n, Selector: demoLabels, Template: &t},
-				}, metav1.CreateOptions{})
-				return err
-			},
-			scale: api.scale,
-			read:  api.reader(client),
-		}
-	}
-	rss := client.AppsV1().ReplicaSets(demoNamespace)
-	api := ownerAPI[*appsv1.ReplicaSet]{
-		get: func(ctx context.Context) (*appsv1.ReplicaSet, error) {
-			return rss.Get(ctx, demoName, metav1.GetOptions{})
-		},
-		update: func(ctx context.Context, rs *appsv1.ReplicaSet) error {
-			_, err := rss.Update(ctx, rs, metav1.UpdateOptions{})
-			return err
-		},
-		setReplicas: func(rs *appsv1.ReplicaSet, n int32) { rs.Spec.Replicas = &n; rs.Generation++ },
-		observe: func(rs *appsv1.ReplicaSet) progress {
-			s := rs.Status
-			return progress{desired: *rs.Spec.Replicas, current: s.Replicas, ready: s.ReadyReplicas,
-				available: s.AvailableReplicas, upToDate: s.ObservedGeneration >= rs.Generation}
-		},
-	}
-	return workload{
-		kind: "ReplicaSet",
-		create: func(ctx context.Context, n int32) error {
-			_, err := rss.Create(ctx, &appsv1.ReplicaSet{
-				ObjectMeta: metav1.ObjectMeta{Name: demoName, Namespace: demoNamespace, Generation: 1},
-				Spec: appsv1.ReplicaSetSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: demoLabels},
-					Template: demoTemplate()},
-			}, metav1.CreateOptions{})
-			return err
-		},
-		scale: api.scale,
-		read:  api.reader(client),
-	}
+// rsOwner is the demo's ReplicaSet.
+type rsOwner struct {
+	rss appsv1client.ReplicaSetInterface
+}
+
+func (rsOwner) kind() string { return "ReplicaSet" }
+
+func (o rsOwner) create(ctx context.Context, n int32) error {
+	_, err := o.rss.Create(ctx, &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: demoName, Namespace: demoNamespace, Generation: 1},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: demoLabels},
+			Template: demoTemplate()},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+func (o rsOwner) get(ctx context.Context) (*appsv1.ReplicaSet, error) {
+	return o.rss.Get(ctx, demoName, metav1.GetOptions{})
+}
+
+func (o rsOwner) update(ctx context.Context, rs *appsv1.ReplicaSet) error {
+	_, err := o.rss.Update(ctx, rs, metav1.UpdateOptions{})
+	return err
+}
+
+func (rsOwner) setReplicas(rs *appsv1.ReplicaSet, n int32) { rs.Spec.Replicas = &n; rs.Generation++ }
+
+func (rsOwner) observe(rs *appsv1.ReplicaSet) progress {
+	return observed(*rs.Spec.Replicas, rs.Generation, rs.Status.ObservedGeneration,
+		rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas)
+}
+
+// rcOwner is the demo's ReplicationController.
+type rcOwner struct {
+	rcs corev1client.ReplicationControllerInterface
+}
+
+func (rcOwner) kind() string { return "ReplicationController" }
+
+func (o rcOwner) create(ctx context.Context, n int32) error {
+	t := demoTemplate()
+	_, err := o.rcs.Create(ctx, &v1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: demoName, Namespace: demoNamespace, Generation: 1},
+		Spec:       v1.ReplicationControllerSpec{Replicas: &n, Selector: demoLabels, Template: &t},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+func (o rcOwner) get(ctx context.Context) (*v1.ReplicationController, error) {
+	return o.rcs.Get(ctx, demoName, metav1.GetOptions{})
+}
+
+func (o rcOwner) update(ctx context.Context, rc *v1.ReplicationController) error {
+	_, err := o.rcs.Update(ctx, rc, metav1.UpdateOptions{})
+	return err
+}
+
+func (rcOwner) setReplicas(rc *v1.ReplicationController, n int32) {
+	rc.Spec.Replicas = &n
+	rc.Generation++
+}
+
+func (rcOwner) observe(rc *v1.ReplicationController) progress {
+	return observed(*rc.Spec.Replicas, rc.Generation, rc.Status.ObservedGeneration,
+		rc.Status.Replicas, rc.Status.ReadyReplicas, rc.Status.AvailableReplicas)
+}
+
+// observed is the progress an owner's spec and status show.
+func observed(desired int32, generation, observedGeneration int64, current, ready, available int32) progress {
+	return progress{desired: desired, current: current, ready: ready, available: available,
+		upToDate: observedGeneration >= generation}
 }
 
 // countPods fills in what the API says about the demo's pods.
