@@ -111,6 +111,18 @@ func implOrder() []string {
 	return []string{"ctrlkit", "upstream"}
 }
 
+// runPair runs ctrlkit's half of a pair and its base's, named
+// prefix+"impl=ctrlkit" and prefix+"impl="+base, in implOrder's order.
+func runPair(b *testing.B, prefix, base string, ctrlkit, other func(b *testing.B)) {
+	for _, impl := range implOrder() {
+		if impl == "ctrlkit" {
+			b.Run(prefix+"impl=ctrlkit", ctrlkit)
+		} else {
+			b.Run(prefix+"impl="+base, other)
+		}
+	}
+}
+
 // cpuTime is the CPU time the process has used, user and system. Reported
 // per op beside ns/op, it measures each side's work even when other
 // processes share the cores and stretch the wall clock.
@@ -199,9 +211,10 @@ func BenchmarkOrder(b *testing.B) {
 // three calls. The owners are dealt out between the goroutines, as a
 // workqueue never hands one key to two workers at once; with shared keys an
 // Expect from one goroutine between another's Observe and Satisfied would
-// legitimately leave the owner unsatisfied, on both sides. ctrlkit keys bind the owner's UID (OwnerKey), as the example
-// controller does; upstream keys are namespace/name. Upstream gets the
-// production logger (klog.Background), whose V(4) calls are disabled.
+// legitimately leave the owner unsatisfied, on both sides. ctrlkit keys
+// bind the owner's UID (OwnerKey), as the example controller does; upstream
+// keys are namespace/name. Upstream gets the production logger
+// (klog.Background), whose V(4) calls are disabled.
 func BenchmarkExpectations(b *testing.B) {
 	const owners = 1000
 	ckKeys := make([]string, owners)
@@ -211,41 +224,42 @@ func BenchmarkExpectations(b *testing.B) {
 		ckKeys[i] = expectations.OwnerKey("default", name, types.UID("uid-"+strconv.Itoa(i)))
 		upKeys[i] = "default/" + name
 	}
-	b.Run("ExpectObserveSatisfied/keys=1000/impl=ctrlkit", func(b *testing.B) {
-		c := expectations.NewControllerExpectations()
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			mine := ownedKeys(ckKeys, int(next.Add(1)-1))
-			for i := 0; pb.Next(); i++ {
-				key := mine[i%len(mine)]
-				_ = c.ExpectCreations(key, 1)
-				c.CreationObserved(key)
-				if !c.SatisfiedExpectations(key) {
-					b.Error("not satisfied after the observation")
-					return
+	runPair(b, "ExpectObserveSatisfied/keys=1000/", "upstream",
+		func(b *testing.B) {
+			c := expectations.NewControllerExpectations()
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				mine := ownedKeys(ckKeys, int(next.Add(1)-1))
+				for i := 0; pb.Next(); i++ {
+					key := mine[i%len(mine)]
+					_ = c.ExpectCreations(key, 1)
+					c.CreationObserved(key)
+					if !c.SatisfiedExpectations(key) {
+						b.Error("not satisfied after the observation")
+						return
+					}
 				}
-			}
-		})
-	})
-	b.Run("ExpectObserveSatisfied/keys=1000/impl=upstream", func(b *testing.B) {
-		c := upstream.NewControllerExpectations()
-		logger := klog.Background()
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			mine := ownedKeys(upKeys, int(next.Add(1)-1))
-			for i := 0; pb.Next(); i++ {
-				key := mine[i%len(mine)]
-				_ = c.ExpectCreations(logger, key, 1)
-				c.CreationObserved(logger, key)
-				if !c.SatisfiedExpectations(logger, key) {
-					b.Error("not satisfied after the observation")
-					return
+			})
+		},
+		func(b *testing.B) {
+			c := upstream.NewControllerExpectations()
+			logger := klog.Background()
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				mine := ownedKeys(upKeys, int(next.Add(1)-1))
+				for i := 0; pb.Next(); i++ {
+					key := mine[i%len(mine)]
+					_ = c.ExpectCreations(logger, key, 1)
+					c.CreationObserved(logger, key)
+					if !c.SatisfiedExpectations(logger, key) {
+						b.Error("not satisfied after the observation")
+						return
+					}
 				}
-			}
+			})
 		})
-	})
 }
 
 // ownedKeys deals keys out round-robin between GOMAXPROCS goroutines (the
@@ -293,7 +307,7 @@ func goroutinePerCallBatch(count, initial int, fn func() error) (int, error) {
 func BenchmarkSlowStart(b *testing.B) {
 	const count = 1000
 	ctx := context.Background()
-	b.Run("count=1000/impl=ctrlkit", func(b *testing.B) {
+	runPair(b, "count=1000/", "goroutinepercall", func(b *testing.B) {
 		fn := func(context.Context) error { return nil }
 		b.ReportAllocs()
 		for b.Loop() {
@@ -301,8 +315,7 @@ func BenchmarkSlowStart(b *testing.B) {
 				b.Fatalf("got (%d, %v)", n, err)
 			}
 		}
-	})
-	b.Run("count=1000/impl=goroutinepercall", func(b *testing.B) {
+	}, func(b *testing.B) {
 		fn := func() error { return nil }
 		b.ReportAllocs()
 		for b.Loop() {
