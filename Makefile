@@ -69,21 +69,22 @@ e2e:
 	cd ctrlruntime/e2e && $(GO) test -race -count=1 -timeout 30m ./...
 
 # Each round runs every benchmark once, so both halves of a pair (sub-benchmarks
-# named .../impl=ctrlkit and .../impl=upstream or impl=client-go) run back to
-# back under the same machine load; benchstat then takes the medians over the
-# rounds and prints one table with the ratio of every pair.
+# named .../impl=ctrlkit and .../impl=upstream, impl=clientgo or
+# impl=goroutinepercall) run back to back under the same machine load, ctrlkit
+# first in odd rounds and second in even ones (CTRLKIT_BENCH_ROUND, read by
+# internal/benchpair); benchstat then takes the medians over the rounds and
+# prints one table with the ratio of every pair.
 #
 # The library's benchmarks go to $(BENCH_OUT).lib and get tables of their
-# own. The e2e pairs against upstream are printed with upstream as the base
-# column, and the slow-start pairs with goroutine-per-call as the base: the
-# e2e rounds alternate which side runs first, so benchstat's default column
-# order (first appearance) would not do.
+# own, with ctrlkit, first in round 1, as the base column. The e2e pairs
+# against upstream are printed with upstream as the base column, and the
+# slow-start pairs with goroutine-per-call as the base.
 bench:
 	@rm -f $(BENCH_OUT) $(BENCH_OUT).lib
 	@for i in $$(seq $(BENCH_COUNT)); do \
 	  echo "bench round $$i/$(BENCH_COUNT)" >&2; \
-	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./... >> $(BENCH_OUT).lib || exit 1; \
-	  (cd e2e && $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./parity/) >> $(BENCH_OUT) || exit 1; \
+	  CTRLKIT_BENCH_ROUND=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./... >> $(BENCH_OUT).lib || exit 1; \
+	  (cd e2e && CTRLKIT_BENCH_ROUND=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./parity/) >> $(BENCH_OUT) || exit 1; \
 	  (cd e2e && CTRLKIT_BENCH_ROUND=$$i $(GO) test -run '^$$' -bench . -count 1 -benchtime 1x -timeout 60m ./parity/scaleup/) >> $(BENCH_OUT) || exit 1; \
 	done
 	$(GO) run $(BENCHSTAT) -col /impl $(BENCH_OUT).lib

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctrlkit/ctrlkit/internal/benchpair"
 )
 
 // goroutinePerCall is the design upstream's slowStartBatch uses, written here
@@ -44,7 +46,7 @@ func BenchmarkBatch(b *testing.B) {
 	noop := func(context.Context) error { return nil }
 	noopPlain := func() error { return nil }
 	for _, count := range []int{1_000, 10_000} {
-		b.Run(fmt.Sprintf("count=%d/impl=ctrlkit", count), func(b *testing.B) {
+		benchpair.Run(b, fmt.Sprintf("count=%d/", count), "goroutinepercall", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if n, err := Batch(ctx, count, InitialBatchSize, noop); n != count || err != nil {
@@ -52,8 +54,7 @@ func BenchmarkBatch(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*count), "ns/call")
-		})
-		b.Run(fmt.Sprintf("count=%d/impl=goroutinepercall", count), func(b *testing.B) {
+		}, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if n, err := goroutinePerCall(count, InitialBatchSize, noopPlain); n != count || err != nil {
@@ -74,15 +75,14 @@ func BenchmarkBatchBlocking(b *testing.B) {
 	const count = 1023
 	block := func(context.Context) error { time.Sleep(time.Millisecond); return nil }
 	blockPlain := func() error { time.Sleep(time.Millisecond); return nil }
-	b.Run("impl=ctrlkit", func(b *testing.B) {
+	benchpair.Run(b, "", "goroutinepercall", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if n, err := Batch(ctx, count, InitialBatchSize, block); n != count || err != nil {
 				b.Fatalf("got (%d, %v)", n, err)
 			}
 		}
-	})
-	b.Run("impl=goroutinepercall", func(b *testing.B) {
+	}, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if n, err := goroutinePerCall(count, InitialBatchSize, blockPlain); n != count || err != nil {
@@ -98,13 +98,12 @@ func BenchmarkBatchFirstBatchFails(b *testing.B) {
 	ctx := context.Background()
 	fail := func(context.Context) error { return errBench }
 	failPlain := func() error { return errBench }
-	b.Run("impl=ctrlkit", func(b *testing.B) {
+	benchpair.Run(b, "", "goroutinepercall", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = Batch(ctx, 500, InitialBatchSize, fail)
 		}
-	})
-	b.Run("impl=goroutinepercall", func(b *testing.B) {
+	}, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = goroutinePerCall(500, InitialBatchSize, failPlain)

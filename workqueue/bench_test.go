@@ -8,10 +8,13 @@ import (
 	"time"
 
 	cgworkqueue "k8s.io/client-go/util/workqueue"
+
+	"github.com/ctrlkit/ctrlkit/internal/benchpair"
 )
 
 // Every benchmark runs ctrlkit and client-go side by side as sub-benchmarks
-// named impl=ctrlkit and impl=clientgo, so a script can pair them. Keys are
+// named impl=ctrlkit and impl=clientgo, so benchstat can pair them, in the
+// order benchpair gives the round. Keys are
 // ~25-character strings built before the timer starts.
 
 var (
@@ -71,7 +74,7 @@ var impls = []impl{
 
 func forEachImpl(b *testing.B, fn func(b *testing.B, im impl)) {
 	keys()
-	for _, im := range impls {
+	for _, im := range benchpair.Order(b, impls[0], impls[1]) {
 		b.Run("impl="+im.name, func(b *testing.B) {
 			b.ReportAllocs()
 			fn(b, im)
@@ -213,13 +216,14 @@ func BenchmarkAddGetDone1000(b *testing.B) {
 		Done(int)
 		ShutDown()
 	}
-	for _, mk := range []struct {
+	type maker struct {
 		name string
 		new  func() intQueue
-	}{
-		{"ctrlkit", func() intQueue { return New[int]() }},
-		{"clientgo", func() intQueue { return cgworkqueue.NewTyped[int]() }},
-	} {
+	}
+	for _, mk := range benchpair.Order(b,
+		maker{"ctrlkit", func() intQueue { return New[int]() }},
+		maker{"clientgo", func() intQueue { return cgworkqueue.NewTyped[int]() }},
+	) {
 		b.Run("impl="+mk.name, func(b *testing.B) {
 			b.ReportAllocs()
 			q := mk.new()
@@ -243,15 +247,16 @@ func BenchmarkAddRateLimited(b *testing.B) {
 		AddRateLimited(string)
 		ShutDown()
 	}
-	for _, mk := range []struct {
+	type maker struct {
 		name string
 		new  func() rlQueue
-	}{
-		{"ctrlkit", func() rlQueue { return NewRateLimiting[string](DefaultControllerRateLimiter[string]()) }},
-		{"clientgo", func() rlQueue {
+	}
+	for _, mk := range benchpair.Order(b,
+		maker{"ctrlkit", func() rlQueue { return NewRateLimiting[string](DefaultControllerRateLimiter[string]()) }},
+		maker{"clientgo", func() rlQueue {
 			return cgworkqueue.NewTypedRateLimitingQueue(cgworkqueue.DefaultTypedControllerRateLimiter[string]())
 		}},
-	} {
+	) {
 		b.Run("impl="+mk.name, func(b *testing.B) {
 			b.ReportAllocs()
 			ks := keys()[:1024]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"sort" //nolint:depguard // drives upstream's ActivePodsWithRanks through sort.Sort, as upstream does
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/internal/benchpair"
 	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/slowstart"
 	v1 "k8s.io/api/core/v1"
@@ -93,35 +93,8 @@ var rankingSets = []rankingSet{
 	{"today", benchPods},
 }
 
-// benchRound alternates which implementation runs first. -count repeats
-// each sub-benchmark in place, so rounds that alternate are separate runs,
-// numbered by CTRLKIT_BENCH_ROUND (odd: ctrlkit first, even: upstream
-// first); without it each call of a top-level benchmark alternates.
-var benchRound int
-
-func implOrder() []string {
-	benchRound++
-	round := benchRound
-	if v, err := strconv.Atoi(os.Getenv("CTRLKIT_BENCH_ROUND")); err == nil {
-		round = v
-	}
-	if round%2 == 0 {
-		return []string{"upstream", "ctrlkit"}
-	}
-	return []string{"ctrlkit", "upstream"}
-}
-
-// runPair runs ctrlkit's half of a pair and its base's, named
-// prefix+"impl=ctrlkit" and prefix+"impl="+base, in implOrder's order.
-func runPair(b *testing.B, prefix, base string, ctrlkit, other func(b *testing.B)) {
-	for _, impl := range implOrder() {
-		if impl == "ctrlkit" {
-			b.Run(prefix+"impl=ctrlkit", ctrlkit)
-		} else {
-			b.Run(prefix+"impl="+base, other)
-		}
-	}
-}
+// implOrder is the order of this round's pairs (see benchpair).
+func implOrder(b *testing.B) []string { return benchpair.Order(b, "ctrlkit", "upstream") }
 
 // cpuTime is the CPU time the process has used, user and system. Reported
 // per op beside ns/op, it measures each side's work even when other
@@ -160,7 +133,7 @@ func upstreamGetPodsToDelete(work, pods []*v1.Pod, diff int) []*v1.Pod {
 // themselves as related pods (a ReplicaSet without siblings), diff = 5% of
 // the pods. Names pair with benchstat -col /impl.
 func BenchmarkPodsToDelete(b *testing.B) {
-	impls := implOrder()
+	impls := implOrder(b)
 	for _, set := range rankingSets {
 		for _, n := range []int{1_000, 10_000} {
 			pods := set.pods(n, time.Now())
@@ -184,7 +157,7 @@ func BenchmarkPodsToDelete(b *testing.B) {
 // BenchmarkOrder compares the full deletion order: a Selector's Order
 // against ranking and sort.Sort with upstream's ActivePodsWithRanks.
 func BenchmarkOrder(b *testing.B) {
-	impls := implOrder()
+	impls := implOrder(b)
 	sel := podranking.NewSelector()
 	for _, set := range rankingSets {
 		for _, n := range []int{1_000, 10_000} {
@@ -224,7 +197,7 @@ func BenchmarkExpectations(b *testing.B) {
 		ckKeys[i] = expectations.OwnerKey("default", name, types.UID("uid-"+strconv.Itoa(i)))
 		upKeys[i] = "default/" + name
 	}
-	runPair(b, "ExpectObserveSatisfied/keys=1000/", "upstream",
+	benchpair.Run(b, "ExpectObserveSatisfied/keys=1000/", "upstream",
 		func(b *testing.B) {
 			c := expectations.NewControllerExpectations()
 			var next atomic.Int64
@@ -307,7 +280,7 @@ func goroutinePerCallBatch(count, initial int, fn func() error) (int, error) {
 func BenchmarkSlowStart(b *testing.B) {
 	const count = 1000
 	ctx := context.Background()
-	runPair(b, "count=1000/", "goroutinepercall", func(b *testing.B) {
+	benchpair.Run(b, "count=1000/", "goroutinepercall", func(b *testing.B) {
 		fn := func(context.Context) error { return nil }
 		b.ReportAllocs()
 		for b.Loop() {

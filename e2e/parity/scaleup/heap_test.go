@@ -30,6 +30,7 @@ import (
 	uprs "k8s.io/kubernetes/pkg/controller/replicaset"
 
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/internal/benchpair"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -199,10 +200,7 @@ func BenchmarkSteadyHeap(b *testing.B) {
 		populated = true
 	}
 	conn := heapConn{Host: e.Config.Host, BearerToken: e.Config.BearerToken, CAData: e.Config.CAData, Namespace: heapNS, Owners: heapOwners, Pods: heapPods}
-	impls := []string{"upstream", "ctrlkit"}
-	if benchRound(b)%2 == 1 {
-		impls = []string{"ctrlkit", "upstream"}
-	}
+	impls := benchpair.Order(b, "ctrlkit", "upstream")
 	for _, transform := range []bool{false, true} {
 		for _, impl := range impls {
 			name := fmt.Sprintf("shape=%dx%d/transform=%s/impl=%s", heapOwners, heapPods, map[bool]string{false: "off", true: "on"}[transform], impl)

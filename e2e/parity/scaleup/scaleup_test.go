@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/internal/benchpair"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -372,7 +372,7 @@ func scaleOnce(b *testing.B, e *kubetest.Env, impl string, guard bool, sh shape,
 // See BENCHMARKS.md for the metrics.
 func BenchmarkScaleUp(b *testing.B) {
 	e := controlPlane(b)
-	round := benchRound(b)
+	round := benchpair.Round(b)
 	// The first scale-ups after start meet a cold apiserver and etcd and a
 	// test process whose heap has yet to grow: with a warm-up of 100 pods,
 	// whichever side ran first in a round was still 0.4-0.6 s slower at
@@ -384,10 +384,7 @@ func BenchmarkScaleUp(b *testing.B) {
 			b.Logf("warm-up %s: %v", impl, res.created.Round(time.Millisecond))
 		}
 	})
-	impls := []string{"upstream", "ctrlkit"}
-	if round%2 == 1 {
-		impls = []string{"ctrlkit", "upstream"}
-	}
+	impls := benchpair.Order(b, "ctrlkit", "upstream")
 	for _, sh := range shapes {
 		for _, guard := range []bool{true, false} {
 			guardName := map[bool]string{true: "on", false: "off"}[guard]
@@ -423,19 +420,6 @@ func BenchmarkScaleUp(b *testing.B) {
 			}
 		}
 	}
-}
-
-// benchRound reads CTRLKIT_BENCH_ROUND, the index of this process's round.
-func benchRound(b *testing.B) int {
-	v := os.Getenv("CTRLKIT_BENCH_ROUND")
-	if v == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		b.Fatalf("CTRLKIT_BENCH_ROUND=%q: want a round index >= 0", v)
-	}
-	return n
 }
 
 func TestResource(t *testing.T) {
