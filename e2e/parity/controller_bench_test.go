@@ -317,8 +317,9 @@ func runSyncBench(b *testing.B, shape syncShape, impl string, scaleDown bool) {
 // BenchmarkControllerSync times a steady-state pass: every owner synced once
 // with nothing to create, delete or write. See BENCHMARKS.md.
 func BenchmarkControllerSync(b *testing.B) {
+	impls := implOrder(b)
 	for _, shape := range syncShapes {
-		for _, impl := range []string{"upstream", "ctrlkit"} {
+		for _, impl := range impls {
 			b.Run("shape="+shape.String()+"/impl="+impl, func(b *testing.B) { runSyncBench(b, shape, impl, false) })
 		}
 	}
@@ -329,8 +330,9 @@ func BenchmarkControllerSync(b *testing.B) {
 // clientset). Expectations are dropped between passes, untimed, on both
 // sides. See BENCHMARKS.md.
 func BenchmarkControllerScaleDown(b *testing.B) {
+	impls := implOrder(b)
 	for _, shape := range syncShapes {
-		for _, impl := range []string{"upstream", "ctrlkit"} {
+		for _, impl := range impls {
 			b.Run("shape="+shape.String()+"/impl="+impl, func(b *testing.B) { runSyncBench(b, shape, impl, true) })
 		}
 	}
