@@ -14,8 +14,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
+
+// watchDefaultPods returns a cluster without nodes, its pod client for
+// "default" and a watch on those pods.
+func watchDefaultPods(t *testing.T) (*Cluster, typedcorev1.PodInterface, watch.Interface) {
+	t.Helper()
+	c := New(WithNodes(0))
+	pods := c.Client().CoreV1().Pods("default")
+	w, err := pods.Watch(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	return c, pods, w
+}
 
 // readEvents reads n events from w, failing the test after a generous wait.
 func readEvents(t *testing.T, w watch.Interface, n int) []watch.Event {
@@ -156,10 +168,7 @@ func TestWatchTooOld(t *testing.T) {
 func TestWatchSeesPlainTrackerWrites(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := context.Background()
-	c := New(WithNodes(0))
-	pods := c.Client().CoreV1().Pods("default")
-	w, err := pods.Watch(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
+	c, pods, w := watchDefaultPods(t)
 	gvr := v1.SchemeGroupVersion.WithResource("pods")
 	p := pendingPod("")
 	p.Name = "raw"
@@ -178,7 +187,7 @@ func TestWatchSeesPlainTrackerWrites(t *testing.T) {
 	last := modified.Object.(*v1.Pod)
 	assert.Equal(t, "2", last.Labels["v"])
 
-	_, err = pods.Create(ctx, pendingPod("api-"), metav1.CreateOptions{})
+	_, err := pods.Create(ctx, pendingPod("api-"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	created := readEvents(t, w, 1)[0]
 	assert.Equal(t, watch.Added, created.Type)
@@ -202,10 +211,7 @@ func TestWatchSeesPlainTrackerWrites(t *testing.T) {
 func TestUpdateConflictsWithRawWriteNotYetRelayed(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := context.Background()
-	c := New(WithNodes(0))
-	pods := c.Client().CoreV1().Pods("default")
-	w, err := pods.Watch(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
+	c, pods, w := watchDefaultPods(t)
 	defer w.Stop()
 	gvr := v1.SchemeGroupVersion.WithResource("pods")
 	created, err := pods.Create(ctx, pendingPod("p-"), metav1.CreateOptions{})
