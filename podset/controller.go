@@ -51,6 +51,7 @@ type Controller[O metav1.Object] struct {
 	guard        *consistency.Guard // nil when WithReadYourWrites(false)
 	ownerGR      schema.GroupResource
 	queue        *workqueue.RateLimitingQueue[string]
+	limiter      workqueue.RateLimiter[string] // the queue's, for capped retries
 
 	podIndexer   cache.Indexer
 	podLister    corelisters.PodLister
@@ -113,7 +114,7 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	podInf := podInformer.Informer()
 	if cfg.readYourWrites {
-		c.guard = newGuard(cfg.clock, logger, podInf, ownerInformer, c.ownerGR)
+		c.guard = newGuard(cfg, logger, podInf, ownerInformer, c.ownerGR)
 	}
 	c.podControl = cfg.podControl
 	if c.podControl == nil {
@@ -135,7 +136,8 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	if cfg.metrics != nil {
 		qopts = append(qopts, workqueue.WithMetricsProvider(cfg.metrics))
 	}
-	c.queue = workqueue.NewRateLimiting(workqueue.DefaultControllerRateLimiter[string](), qopts...)
+	c.limiter = workqueue.DefaultControllerRateLimiter[string]()
+	c.queue = workqueue.NewRateLimiting(c.limiter, qopts...)
 
 	if err := AddPodControllerIndexer(podInf); err != nil {
 		return nil, fmt.Errorf("podset: %w", err)
@@ -160,8 +162,11 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 
 // newGuard builds the read-your-writes guard over the two informer stores,
 // those that report the resource version they have applied.
-func newGuard(clk clock.Clock, logger klog.Logger, podInf, ownerInf cache.SharedIndexInformer, ownerGR schema.GroupResource) *consistency.Guard {
-	opts := []consistency.Option{consistency.WithClock(clk), consistency.WithLogger(logger)}
+func newGuard(cfg config, logger klog.Logger, podInf, ownerInf cache.SharedIndexInformer, ownerGR schema.GroupResource) *consistency.Guard {
+	opts := []consistency.Option{consistency.WithClock(cfg.clock), consistency.WithLogger(logger)}
+	if cfg.readYourWritesTTL > 0 {
+		opts = append(opts, consistency.WithTTL(cfg.readYourWritesTTL))
+	}
 	if s, ok := podInf.GetStore().(consistency.SyncedResourceVersioner); ok {
 		opts = append(opts, consistency.WithStore(podGroupResource, s))
 	}
@@ -309,9 +314,12 @@ type expectationsCache interface {
 
 // ProcessNextWorkItem takes one key from the queue, syncs it and reports
 // whether a worker should go on (false once the queue is shut down). Success
-// forgets the key's backoff; failure requeues it rate-limited, a stale cache
-// included, as upstream does. Run's workers loop on it; callers running their
-// own workers may too.
+// forgets the key's backoff. Otherwise the key is requeued by why the sync
+// stopped (see requeue.go): an owner held by the read-your-writes guard is
+// polled at a short fixed interval, a failure caused by an unreachable API
+// server backs off no longer than a cap, and any other failure backs off
+// exponentially, as upstream. Run's workers loop on it; callers running
+// their own workers may too.
 func (c *Controller[O]) ProcessNextWorkItem(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {
@@ -328,11 +336,11 @@ func (c *Controller[O]) ProcessNextWorkItem(ctx context.Context) bool {
 		return true
 	}
 	if errors.Is(err, consistency.ErrStaleCache) {
-		klog.FromContext(ctx).V(4).Info("Informer cache behind the controller's writes; requeued", "kind", c.gvk.Kind, "key", key, "reason", err.Error())
+		klog.FromContext(ctx).V(4).Info("Informer cache behind the controller's writes; polling", "kind", c.gvk.Kind, "key", key, "reason", err.Error())
 	} else if ctx.Err() == nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed", "kind", c.gvk.Kind, "key", key)
 	}
-	c.queue.AddRateLimited(key)
+	c.requeue(key, err)
 	return true
 }
 

@@ -38,18 +38,24 @@ type config struct {
 	onScaleDown    ScaleDownFunc
 	gates          func(feature string) bool
 	readYourWrites bool
-	queueName      string
-	component      string
+	// readYourWritesTTL overrides the guard's TTL when positive.
+	readYourWritesTTL     time.Duration
+	staleCachePoll        time.Duration
+	unreachableBackoffCap time.Duration
+	queueName             string
+	component             string
 }
 
 func defaultConfig() config {
 	return config{
-		burst:          DefaultBurstReplicas,
-		workers:        DefaultWorkers,
-		clock:          clock.RealClock{},
-		drainTimeout:   DefaultDrainTimeout,
-		gates:          DefaultFeatureGates,
-		readYourWrites: true,
+		burst:                 DefaultBurstReplicas,
+		workers:               DefaultWorkers,
+		clock:                 clock.RealClock{},
+		drainTimeout:          DefaultDrainTimeout,
+		gates:                 DefaultFeatureGates,
+		readYourWrites:        true,
+		staleCachePoll:        DefaultStaleCachePoll,
+		unreachableBackoffCap: DefaultUnreachableBackoffCap,
 	}
 }
 
@@ -169,11 +175,51 @@ func WithFeatureGates(enabled func(feature string) bool) Option {
 // WithReadYourWrites turns the read-your-writes guard on (the default) or
 // off. When on, and while the StaleControllerConsistencyReplicaSet gate is
 // on, a sync of an owner waits until the pod and owner informers have seen
-// every write the controller made for it; until then the owner is requeued
-// with backoff, as upstream does.
+// every write the controller made for it; until then the owner is looked at
+// again every WithStaleCachePoll, where upstream requeues it with backoff.
 func WithReadYourWrites(enabled bool) Option {
 	return func(c *config) error {
 		c.readYourWrites = enabled
+		return nil
+	}
+}
+
+// WithReadYourWritesTTL bounds how long the read-your-writes guard holds an
+// owner whose informer cache never catches up with the controller's last
+// write for it (default consistency.DefaultTTL). It must be positive.
+func WithReadYourWritesTTL(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("read-your-writes TTL must be positive, not %v", d)
+		}
+		c.readYourWritesTTL = d
+		return nil
+	}
+}
+
+// WithStaleCachePoll sets how often an owner held by the read-your-writes
+// guard is looked at again (default 1 s). A stale cache is not a failure,
+// so it neither waits on nor feeds the failure backoff. It must be positive.
+func WithStaleCachePoll(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("stale-cache poll must be positive, not %v", d)
+		}
+		c.staleCachePoll = d
+		return nil
+	}
+}
+
+// WithUnreachableBackoffCap caps the retry delay of a sync that failed
+// because the API server could not be reached or could not answer (default
+// 30 s), so owners resume soon after the server is back instead of after
+// an exponential backoff grown during the outage. It must be positive.
+func WithUnreachableBackoffCap(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("unreachable backoff cap must be positive, not %v", d)
+		}
+		c.unreachableBackoffCap = d
 		return nil
 	}
 }

@@ -78,6 +78,18 @@ func WithFeatureGates(enabled func(feature string) bool) Option {
 // default for ReplicaSets, off for ReplicationControllers, as upstream).
 func WithReadYourWrites(enabled bool) Option { return podset.WithReadYourWrites(enabled) }
 
+// WithReadYourWritesTTL bounds how long the guard holds an owner whose
+// informer never catches up (podset.WithReadYourWritesTTL).
+func WithReadYourWritesTTL(d time.Duration) Option { return podset.WithReadYourWritesTTL(d) }
+
+// WithStaleCachePoll sets how often an owner held by the guard is looked at
+// again (podset.WithStaleCachePoll).
+func WithStaleCachePoll(d time.Duration) Option { return podset.WithStaleCachePoll(d) }
+
+// WithUnreachableBackoffCap caps the retry delay after the API server could
+// not be reached (podset.WithUnreachableBackoffCap).
+func WithUnreachableBackoffCap(d time.Duration) Option { return podset.WithUnreachableBackoffCap(d) }
+
 // Metrics is podset's sync and scale-down metrics hook; see WithMetrics.
 type Metrics = podset.Metrics
 
