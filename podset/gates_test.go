@@ -158,12 +158,12 @@ func guardedEnv(t *testing.T, rs *appsv1.ReplicaSet, opts ...Option) (*env, *fak
 
 // TestReadYourWrites: after the controller wrote the owner's status at
 // resource version N, a sync on an owner cache that has applied less than N
-// is deferred (no status write, no pod change) and requeued with backoff;
-// once the cache reaches N it runs.
+// is deferred (no status write, no pod change) and polled again, without
+// feeding the failure backoff; once the cache reaches N it runs.
 func TestReadYourWrites(t *testing.T) {
 	rs := newRS("foobar", 0, fooBar)
 	rs.ResourceVersion = "18"
-	e, store := guardedEnv(t, rs)
+	e, store := guardedEnv(t, rs, WithStaleCachePoll(20*time.Millisecond))
 	require.NoError(t, e.sync(rs)) // writes the status: the fake keeps RV 18
 	writes := len(e.client.Actions())
 	require.Positive(t, writes, "the first sync wrote the status")
@@ -172,7 +172,9 @@ func TestReadYourWrites(t *testing.T) {
 	e.c.queue.Add(key)
 	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
 	assert.Len(t, e.client.Actions(), writes, "deferred: nothing written")
-	assert.Equal(t, 1, e.c.queue.NumRequeues(key), "requeued with backoff")
+	assert.Zero(t, e.c.queue.NumRequeues(key), "a stale cache is not a failure")
+	_, waiting := e.c.queue.Deadline(key)
+	assert.True(t, waiting, "polled again")
 	err := e.c.Sync(e.ctx, key)
 	require.ErrorIs(t, err, consistency.ErrStaleCache)
 
