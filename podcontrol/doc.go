@@ -1,6 +1,6 @@
-// Package podcontrol is how controllers write the objects they own: pods
-// through PodControl, other kinds through ObjectControl, each with a client-go
-// implementation that records events and a fake for tests.
+// Package podcontrol is how controllers write the pods they own: PodControl,
+// a real implementation over a narrow PodWriter that records events, and a
+// fake for tests.
 //
 // PodControl keeps upstream's interface (CreatePods, CreatePodsWithGenerateName,
 // DeletePod, PatchPod), event reasons and messages, and the checks upstream
@@ -8,14 +8,15 @@
 // labels. RealPodControl adds CreatePodWithName for controllers that name
 // their pods (NamedPodCreator) and, through options, its own event reasons
 // (WithEventReasons), a delete that treats NotFound as success
-// (WithNotFoundAsSuccess; by default NotFound is returned, as upstream) and a
-// hook on every write (WithOnWrite).
+// (WithNotFoundAsSuccess; by default NotFound is returned, as upstream), a
+// hook on every write (WithOnWrite) and a deadline on every write
+// (WithWriteTimeout).
 //
-// ObjectControl does the same for any kind with a client-go typed client
-// (Services, PersistentVolumeClaims, custom resources with generated
-// clients): create with a controller reference, delete and patch, with
-// events. Its Patch and PatchType methods make it a patcher for the generic
-// ref manager in package claim.
+// RealPodControl builds the pod and leaves the write to an
+// objectcontrol.Control over a PodWriter: ClientsetWriter for client-go
+// (NewRealPodControl), or ctrlruntime/crclient's writer for a
+// controller-runtime client. Objects of other kinds are written through
+// package objectcontrol; the names they had here are deprecated aliases.
 //
 //	pods := podcontrol.NewRealPodControl(client, recorder)
 //	err := pods.CreatePods(ctx, rs.Namespace, &rs.Spec.Template, rs, metav1.NewControllerRef(rs, kind))

@@ -1,71 +1,52 @@
 package podcontrol
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
 // Event reasons upstream records, the defaults of every control here, so
 // dashboards and alerts keep working.
 const (
-	FailedCreatePodReason     = "FailedCreate"
-	SuccessfulCreatePodReason = "SuccessfulCreate"
-	FailedDeletePodReason     = "FailedDelete"
-	SuccessfulDeletePodReason = "SuccessfulDelete"
+	FailedCreatePodReason     = objectcontrol.FailedCreateReason
+	SuccessfulCreatePodReason = objectcontrol.SuccessfulCreateReason
+	FailedDeletePodReason     = objectcontrol.FailedDeleteReason
+	SuccessfulDeletePodReason = objectcontrol.SuccessfulDeleteReason
 )
 
 // EventReasons are the reasons of the events a control records.
-type EventReasons struct {
-	SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete string
-}
+type EventReasons = objectcontrol.EventReasons
 
 // DefaultEventReasons returns upstream's reasons.
-func DefaultEventReasons() EventReasons {
-	return EventReasons{
-		SuccessfulCreate: SuccessfulCreatePodReason,
-		FailedCreate:     FailedCreatePodReason,
-		SuccessfulDelete: SuccessfulDeletePodReason,
-		FailedDelete:     FailedDeletePodReason,
-	}
-}
+func DefaultEventReasons() EventReasons { return objectcontrol.DefaultEventReasons() }
 
-// Option configures NewRealPodControl and NewObjectControl.
-type Option func(*config)
-
-type config struct {
-	reasons      EventReasons
-	onWrite      func(*v1.Pod, *metav1.OwnerReference)
-	notFoundIsOK bool
-}
+// Option configures NewRealPodControl and NewPodControl. They are
+// objectcontrol's options: a pod control follows the same rules as a
+// control of any other kind. A nil Option is ignored.
+type Option = objectcontrol.Option
 
 // WithEventReasons replaces the event reasons; a field left empty keeps
 // upstream's reason for it.
-func WithEventReasons(reasons EventReasons) Option {
-	return func(c *config) {
-		set := func(dst *string, v string) {
-			if v != "" {
-				*dst = v
-			}
-		}
-		set(&c.reasons.SuccessfulCreate, reasons.SuccessfulCreate)
-		set(&c.reasons.FailedCreate, reasons.FailedCreate)
-		set(&c.reasons.SuccessfulDelete, reasons.SuccessfulDelete)
-		set(&c.reasons.FailedDelete, reasons.FailedDelete)
-	}
-}
+func WithEventReasons(reasons EventReasons) Option { return objectcontrol.WithEventReasons(reasons) }
 
-// WithNotFoundAsSuccess makes a delete of an object that is already gone
-// return nil. By default the NotFound error is returned, as upstream, and
-// callers check apierrors.IsNotFound.
-func WithNotFoundAsSuccess() Option {
-	return func(c *config) { c.notFoundIsOK = true }
-}
+// WithNotFoundAsSuccess makes a delete of a pod that is already gone return
+// nil. By default the NotFound error is returned, as upstream, and callers
+// check apierrors.IsNotFound.
+func WithNotFoundAsSuccess() Option { return objectcontrol.WithNotFoundAsSuccess() }
+
+// WithWriteTimeout bounds each write to d (default
+// objectcontrol.DefaultWriteTimeout); a d that is not positive panics.
+func WithWriteTimeout(d time.Duration) Option { return objectcontrol.WithWriteTimeout(d) }
 
 // WithOnWrite registers a hook called with every pod the API server returns
 // from a successful create or patch, and the controller reference involved.
 // Upstream uses it (v1.36) to feed a read-your-writes consistency store, so
-// the next sync waits for the informer to catch up with its own writes. It
-// applies to RealPodControl only.
+// the next sync waits for the informer to catch up with its own writes. A
+// nil fn means no hook.
 func WithOnWrite(fn func(pod *v1.Pod, controllerRef *metav1.OwnerReference)) Option {
-	return func(c *config) { c.onWrite = fn }
+	return objectcontrol.WithOnWrite(fn)
 }

@@ -2,17 +2,15 @@ package podcontrol
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
 // PodControl is how controllers write pods. object is the controller the
@@ -37,14 +35,24 @@ type NamedPodCreator interface {
 	CreatePodWithName(ctx context.Context, namespace, name string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error
 }
 
-// RealPodControl is the client-go PodControl. It records events with
-// upstream's reasons and messages unless configured otherwise.
+// PodWriter is the narrow writer RealPodControl sends pods through: create,
+// delete and patch, and nothing else. ClientsetWriter is the client-go one;
+// package ctrlruntime/crclient has one over a controller-runtime client.
+type PodWriter = objectcontrol.Writer[*v1.Pod]
+
+// ClientsetWriter returns the PodWriter over client's typed pod client.
+func ClientsetWriter(client kubernetes.Interface) PodWriter {
+	return objectcontrol.TypedWriter(func(namespace string) objectcontrol.TypedClient[*v1.Pod] {
+		return client.CoreV1().Pods(namespace)
+	})
+}
+
+// RealPodControl is the PodControl over a PodWriter. It builds and checks
+// the pod, and leaves events (upstream's reasons and messages unless
+// configured otherwise), NotFound handling, the write hook and the deadline
+// to an objectcontrol.Control, so every writer follows the same rules.
 type RealPodControl struct {
-	client       kubernetes.Interface
-	recorder     record.EventRecorder
-	reasons      EventReasons
-	onWrite      func(*v1.Pod, *metav1.OwnerReference)
-	notFoundIsOK bool
+	pods *objectcontrol.Control[*v1.Pod]
 }
 
 var (
@@ -55,11 +63,14 @@ var (
 // NewRealPodControl returns a PodControl writing through client and
 // recording events through recorder; a nil recorder records nothing.
 func NewRealPodControl(client kubernetes.Interface, recorder record.EventRecorder, opts ...Option) *RealPodControl {
-	cfg := config{reasons: DefaultEventReasons()}
-	for _, opt := range opts {
-		opt(&cfg)
-	}
-	return &RealPodControl{client: client, recorder: recorder, reasons: cfg.reasons, onWrite: cfg.onWrite, notFoundIsOK: cfg.notFoundIsOK}
+	return NewPodControl(ClientsetWriter(client), recorder, opts...)
+}
+
+// NewPodControl returns a PodControl writing through writer and recording
+// events through recorder; a nil recorder records nothing. A nil writer
+// panics.
+func NewPodControl(writer PodWriter, recorder record.EventRecorder, opts ...Option) *RealPodControl {
+	return &RealPodControl{pods: objectcontrol.New("pod", writer, recorder, types.StrategicMergePatchType, opts...)}
 }
 
 // CreatePods implements PodControl.
@@ -79,7 +90,8 @@ func (r *RealPodControl) CreatePodsWithGenerateName(ctx context.Context, namespa
 	if generateName != "" {
 		pod.GenerateName = generateName
 	}
-	return r.create(ctx, namespace, pod, object, controllerRef)
+	_, err = r.pods.Create(ctx, namespace, pod, object, controllerRef)
+	return err
 }
 
 // CreatePodWithName implements NamedPodCreator: CreatePods with a fixed
@@ -91,7 +103,8 @@ func (r *RealPodControl) CreatePodWithName(ctx context.Context, namespace, name 
 		return err
 	}
 	pod.Name, pod.GenerateName = name, ""
-	return r.create(ctx, namespace, pod, object, controllerRef)
+	_, err = r.pods.Create(ctx, namespace, pod, object, controllerRef)
+	return err
 }
 
 // podToCreate builds and checks the pod a create sends.
@@ -109,72 +122,15 @@ func podToCreate(template *v1.PodTemplateSpec, object runtime.Object, controller
 	return pod, nil
 }
 
-func (r *RealPodControl) create(ctx context.Context, namespace string, pod *v1.Pod, object runtime.Object, controllerRef *metav1.OwnerReference) error {
-	created, err := r.client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		// A terminating namespace refuses every create; an event per attempt
-		// would only be noise.
-		if !apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
-			r.event(object, v1.EventTypeWarning, r.reasons.FailedCreate, "Error creating: %v", err)
-		}
-		return err
-	}
-	if r.onWrite != nil {
-		r.onWrite(created, controllerRef)
-	}
-	klog.FromContext(ctx).V(4).Info("Controller created pod", "controller", nameOf(object), "pod", klog.KObj(created))
-	r.event(object, v1.EventTypeNormal, r.reasons.SuccessfulCreate, "Created pod: %v", created.Name)
-	return nil
-}
-
 // DeletePod implements PodControl. NotFound records no event and, as
 // upstream, is returned unchanged, so the caller can tell that someone else
 // deleted the pod; with WithNotFoundAsSuccess it is nil instead. Other
 // errors record FailedDelete and are wrapped.
 func (r *RealPodControl) DeletePod(ctx context.Context, namespace, podID string, object runtime.Object) error {
-	accessor, err := meta.Accessor(object)
-	if err != nil {
-		return fmt.Errorf("object does not have ObjectMeta, %w", err)
-	}
-	logger := klog.FromContext(ctx)
-	logger.V(2).Info("Deleting pod", "controller", accessor.GetName(), "pod", klog.KRef(namespace, podID))
-	if err := r.client.CoreV1().Pods(namespace).Delete(ctx, podID, metav1.DeleteOptions{}); err != nil {
-		if apierrors.IsNotFound(err) {
-			logger.V(4).Info("Pod has already been deleted", "pod", klog.KRef(namespace, podID))
-			if r.notFoundIsOK {
-				return nil
-			}
-			return err
-		}
-		r.event(object, v1.EventTypeWarning, r.reasons.FailedDelete, "Error deleting: %v", err)
-		return fmt.Errorf("unable to delete pods: %w", err)
-	}
-	r.event(object, v1.EventTypeNormal, r.reasons.SuccessfulDelete, "Deleted pod: %v", podID)
-	return nil
+	return r.pods.Delete(ctx, namespace, podID, object)
 }
 
 // PatchPod implements PodControl with a strategic-merge patch.
 func (r *RealPodControl) PatchPod(ctx context.Context, namespace, name string, data []byte) error {
-	pod, err := r.client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
-	if err != nil {
-		return err
-	}
-	if r.onWrite != nil {
-		r.onWrite(pod, metav1.GetControllerOfNoCopy(pod))
-	}
-	return nil
-}
-
-func (r *RealPodControl) event(object runtime.Object, eventType, reason, format string, args ...any) {
-	if r.recorder == nil {
-		return
-	}
-	r.recorder.Eventf(object, eventType, reason, format, args...)
-}
-
-func nameOf(object runtime.Object) string {
-	if accessor, err := meta.Accessor(object); err == nil {
-		return accessor.GetName()
-	}
-	return ""
+	return r.pods.Patch(ctx, namespace, name, data)
 }

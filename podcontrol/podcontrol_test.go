@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -143,7 +145,7 @@ func TestRealPodControlDelete(t *testing.T) {
 		{name: "missing pod: NotFound returned, no event", pod: "missing", object: rc, wantErr: apierrors.IsNotFound},
 		{name: "error: FailedDelete and wrapped", pod: "p", object: rc, deleteErr: errBoom,
 			wantErr: func(err error) bool {
-				return errors.Is(err, errBoom) && strings.HasPrefix(err.Error(), "unable to delete pods: ")
+				return errors.Is(err, errBoom) && strings.HasPrefix(err.Error(), "unable to delete pod default/p: ")
 			},
 			wantEvents: []string{"Warning FailedDelete Error deleting: boom"}},
 		{name: "object without metadata", pod: "p", object: nil, wantErr: func(err error) bool { return strings.Contains(err.Error(), "ObjectMeta") }},
@@ -248,4 +250,49 @@ func TestRealPodControlOptions(t *testing.T) {
 	pc = NewRealPodControl(client, rec, WithEventReasons(EventReasons{SuccessfulCreate: "X"}))
 	assert.Error(t, pc.DeletePod(ctx, "default", "w", rc))
 	assert.Equal(t, []string{"Warning FailedDelete Error deleting: boom"}, drain(rec))
+}
+
+// stubPodWriter answers every write itself and remembers whether its
+// context had a deadline.
+type stubPodWriter struct{ deadlines []bool }
+
+func (w *stubPodWriter) Create(ctx context.Context, namespace string, pod *v1.Pod) (*v1.Pod, error) {
+	_, ok := ctx.Deadline()
+	w.deadlines = append(w.deadlines, ok)
+	pod.Namespace = namespace
+	if pod.Name == "" {
+		pod.Name = pod.GenerateName + "x"
+	}
+	return pod, nil
+}
+
+func (w *stubPodWriter) Delete(ctx context.Context, _, _ string) error {
+	_, ok := ctx.Deadline()
+	w.deadlines = append(w.deadlines, ok)
+	return nil
+}
+
+func (w *stubPodWriter) Patch(ctx context.Context, namespace, name string, _ types.PatchType, _ []byte) (*v1.Pod, error) {
+	_, ok := ctx.Deadline()
+	w.deadlines = append(w.deadlines, ok)
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, nil
+}
+
+// Any PodWriter gets RealPodControl's rules: the built pod, the events and
+// a deadline on every write.
+func TestPodControlOverAnyWriter(t *testing.T) {
+	ctx := context.Background()
+	rc := controller("default", "123", false)
+	ref := metav1.NewControllerRef(rc, fakeKind)
+	w := &stubPodWriter{}
+	rec := record.NewFakeRecorder(10)
+	pc := NewPodControl(w, rec, WithWriteTimeout(time.Minute), WithEventReasons(EventReasons{SuccessfulCreate: "PodCreated"}))
+	require.NoError(t, pc.CreatePods(ctx, "default", podTemplate(), rc, ref))
+	require.NoError(t, pc.CreatePodWithName(ctx, "default", "w-0", podTemplate(), rc, ref))
+	require.NoError(t, pc.DeletePod(ctx, "default", "w-0", rc))
+	require.NoError(t, pc.PatchPod(ctx, "default", "w-0", []byte(`{}`)))
+	assert.Equal(t, []bool{true, true, true, true}, w.deadlines)
+	assert.Equal(t, []string{"Normal PodCreated Created pod: rc-x", "Normal PodCreated Created pod: w-0", "Normal SuccessfulDelete Deleted pod: w-0"}, drain(rec))
+	assert.ErrorIs(t, pc.CreatePods(ctx, "default", &v1.PodTemplateSpec{}, rc, ref), ErrNoLabels)
+	assert.Len(t, w.deadlines, 4, "a refused create sends nothing")
 }

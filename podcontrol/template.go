@@ -10,6 +10,8 @@ import (
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
 // ErrNoLabels is returned when asked to create a pod whose template has no
@@ -20,21 +22,9 @@ var ErrNoLabels = errors.New("unable to create pods, no labels")
 // ValidateControllerRef checks that ref can be set as a pod's controller
 // reference: it is not nil, names an APIVersion and a Kind, and has
 // Controller and BlockOwnerDeletion set to true. metav1.NewControllerRef
-// builds such a reference.
+// builds such a reference. It is objectcontrol.ValidateControllerRef.
 func ValidateControllerRef(ref *metav1.OwnerReference) error {
-	switch {
-	case ref == nil:
-		return errors.New("controllerRef is nil")
-	case ref.APIVersion == "":
-		return errors.New("controllerRef has empty APIVersion")
-	case ref.Kind == "":
-		return errors.New("controllerRef has empty Kind")
-	case ref.Controller == nil || !*ref.Controller:
-		return errors.New("controllerRef.Controller is not set to true")
-	case ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion:
-		return errors.New("controllerRef.BlockOwnerDeletion is not set")
-	}
-	return nil
+	return objectcontrol.ValidateControllerRef(ref)
 }
 
 // GetPodFromTemplate builds the pod a controller creates from template: its

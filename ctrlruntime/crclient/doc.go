@@ -3,11 +3,15 @@
 // start, the controller-ref manager) work in a controller-runtime
 // controller without a clientset.
 //
-// PodControl is a podcontrol.PodControl over client.Client: the same pod
-// built from the template, the same validation and the same events as
-// podcontrol.RealPodControl. Patcher is a claim.Patcher (with
-// claim.PatchTyper) for objects of any kind, so claim's ref managers can
-// adopt and release through the manager's client:
+// Writer is the narrow writer (create, delete, patch) over client.Client;
+// everything else comes from podcontrol and objectcontrol, which wrap it.
+// PodControl is podcontrol's pod control over that writer: the same pod
+// built from the template, the same checks, events and options
+// (podcontrol.WithEventReasons, WithNotFoundAsSuccess, WithWriteTimeout,
+// WithOnWrite), and CreatePodWithName. NewObjectControl does the same for
+// any other kind. Patcher is a claim.Patcher (with claim.PatchTyper) for
+// objects of any kind, so claim's ref managers can adopt and release
+// through the manager's client:
 //
 //	pc := crclient.NewPodControl(mgr.GetClient(), mgr.GetEventRecorderFor("podgroup-controller"))
 //	m := claim.NewPodControllerRefManager(pc, group, selector, groupGVK, canAdopt)

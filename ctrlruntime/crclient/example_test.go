@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/slowstart"
 )
 
@@ -40,4 +41,30 @@ func Example() {
 	// Output:
 	// created: 3 error: <nil>
 	// pods owned by web: 3
+}
+
+// A controller that names its pods by index (Job- or StatefulSet-like),
+// with its own event reasons, through a controller-runtime client.
+func ExampleNewPodControl_named() {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	recorder := record.NewFakeRecorder(10)
+	pc := crclient.NewPodControl(c, recorder, podcontrol.WithEventReasons(podcontrol.EventReasons{SuccessfulCreate: "WorkerCreated"}))
+
+	owner := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-1"}}
+	ref := metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
+	template := &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "postgres"}}},
+	}
+	for i := range 2 {
+		if err := pc.CreatePodWithName(ctx, owner.Namespace, fmt.Sprintf("db-%d", i), template, owner, ref); err != nil {
+			fmt.Println(err)
+		}
+	}
+	fmt.Println(<-recorder.Events)
+	fmt.Println(<-recorder.Events)
+	// Output:
+	// Normal WorkerCreated Created pod: db-0
+	// Normal WorkerCreated Created pod: db-1
 }

@@ -23,4 +23,12 @@
 // (resyncs) are ignored, and a controller reference that moves enqueues both
 // owners. Deletions are tracked by object key, so an object observed twice
 // lowers the count once.
+//
+// A controller that names what it creates calls ExpectCreationsNamed
+// instead of ExpectCreations (and CreationFailedNamed for a failed create):
+// the handler then counts only the expected names, each once.
+//
+// The Handler ignores orphans. OrphanHandler, watching the same kind, lets
+// owners adopt them: for an object without a controller reference it
+// enqueues every owner in its namespace whose selector matches its labels.
 package expecthandler

@@ -44,7 +44,7 @@ func (h *Handler[T]) Create(_ context.Context, e event.TypedCreateEvent[T], q wo
 	if obj.GetDeletionTimestamp() != nil {
 		h.tracker.observeDeletion(obj, ref)
 	} else {
-		h.tracker.observeCreation(obj.GetNamespace(), ref)
+		h.tracker.observeCreation(obj, ref)
 	}
 	enqueue(q, obj.GetNamespace(), ref, e.IsInInitialList)
 }
@@ -104,7 +104,10 @@ func (h *Handler[T]) Generic(_ context.Context, e event.TypedGenericEvent[T], q 
 // controller-runtime's low priority when the queue has priorities, as
 // controller-runtime's own handlers do, so real changes are served first.
 func enqueue(q workqueue.TypedRateLimitingInterface[reconcile.Request], namespace string, ref *metav1.OwnerReference, initialList bool) {
-	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: ref.Name}}
+	enqueueRequest(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: ref.Name}}, initialList)
+}
+
+func enqueueRequest(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request, initialList bool) {
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok && initialList {
 		low := handler.LowPriority
 		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &low}, req)

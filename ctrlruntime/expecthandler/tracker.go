@@ -15,6 +15,7 @@ import (
 // its Reconcile. It is safe for concurrent use.
 type Tracker struct {
 	exp       *expectations.UIDTrackingControllerExpectations
+	counts    *expectations.ControllerExpectations // what exp wraps, for named creations
 	ownerKind schema.GroupKind
 }
 
@@ -22,8 +23,10 @@ type Tracker struct {
 // ownerKind; only controller references to that kind are followed. opts
 // configure the expectations cache (TTL, clock, logger).
 func NewTracker(ownerKind schema.GroupKind, opts ...expectations.Option) *Tracker {
+	counts := expectations.NewControllerExpectations(opts...)
 	return &Tracker{
-		exp:       expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(opts...)),
+		exp:       expectations.NewUIDTrackingControllerExpectations(counts),
+		counts:    counts,
 		ownerKind: ownerKind,
 	}
 }
@@ -95,8 +98,10 @@ func (t *Tracker) ownerRef(obj metav1.Object) *metav1.OwnerReference {
 	return ref
 }
 
-func (t *Tracker) observeCreation(namespace string, ref *metav1.OwnerReference) {
-	t.exp.CreationObserved(expectations.OwnerKeyForRef(namespace, ref))
+// observeCreation lowers the owner's count, or, on a record of named
+// creations, only if obj's name is still expected.
+func (t *Tracker) observeCreation(obj metav1.Object, ref *metav1.OwnerReference) {
+	t.counts.CreationObservedNamed(expectations.OwnerKeyForRef(obj.GetNamespace(), ref), obj.GetName())
 }
 
 func (t *Tracker) observeDeletion(obj metav1.Object, ref *metav1.OwnerReference) {
