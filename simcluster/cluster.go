@@ -115,7 +115,7 @@ func New(opts ...Option) *Cluster {
 // Client is the cluster's API. It is a *fake.Clientset, so tests can add
 // reactors and inspect actions. Its Tracker method returns the plain tracker
 // underneath; seed objects through Add instead. Writes made straight to the
-// plain tracker do reach watches, relayed one at a time and given a
+// plain tracker are not validated; they do reach watches, relayed one at a time and given a
 // resourceVersion as they are relayed; an update through the client that
 // read the object before such a write conflicts with it, as on a real
 // apiserver. A raw write to an object whose previous raw write is still

@@ -11,7 +11,10 @@
 //   - lists carry the current resourceVersion and watches resume from one
 //     (410 Gone past the last 10,000 events, so informers relist);
 //   - watches never drop an event and never panic, however far a reader falls
-//     behind (client-go's fake watcher panics at 100 unread events).
+//     behind (client-go's fake watcher panics at 100 unread events);
+//   - an object with more than one controller owner reference is refused
+//     with 422 Invalid on metadata.ownerReferences, on create, update, patch
+//     and Cluster.Add alike, as the apiserver's metadata validation does.
 //
 // Run starts the scheduler, which binds each new pod to a node, and the
 // kubelet, which marks bound pods Running and Ready after a startup delay;
@@ -25,7 +28,7 @@
 // Tests stay fast and deterministic, and the same controller code runs
 // unchanged against a real apiserver.
 //
-// It is not an apiserver: there is no admission, validation, defaulting,
+// It is not an apiserver: there is no admission, other validation, defaulting,
 // server-side apply, field or label selection on watches, graceful deletion
 // (a deleted pod disappears at once) or garbage collection.
 package simcluster

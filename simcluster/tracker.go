@@ -122,7 +122,8 @@ func (t *apiTracker) dispatch(gvr schema.GroupVersionResource, namespace, name s
 
 // Add stores an object as it is given (seeding a test), filling in only
 // what is missing: a UID and a creation timestamp. It gets a fresh
-// resourceVersion and open watches see it added.
+// resourceVersion and open watches see it added. An object no apiserver
+// would store (more than one controller reference) is refused.
 func (t *apiTracker) Add(obj runtime.Object) error {
 	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 	if err != nil {
@@ -133,6 +134,9 @@ func (t *apiTracker) Add(obj runtime.Object) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return fmt.Errorf("simulated apiserver: add: %w", err)
+	}
+	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -152,7 +156,8 @@ func (t *apiTracker) Add(obj runtime.Object) error {
 }
 
 // Create assigns what the apiserver would: a name from generateName, a UID,
-// a creation timestamp and a fresh resourceVersion.
+// a creation timestamp and a fresh resourceVersion. It refuses an object the
+// apiserver's validation would refuse (see validateOwnerReferences).
 func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -174,6 +179,11 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 		ns = m.GetNamespace()
 	} else if m.GetNamespace() == "" {
 		m.SetNamespace(ns)
+	}
+	// Validated after the name is generated, as the apiserver does, so the
+	// error names the object.
+	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+		return err
 	}
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(metav1.NewTime(t.now()))
@@ -197,7 +207,8 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 const generateNameAttempts = 8
 
 // Update refuses a stale resourceVersion with a Conflict, as a real apiserver
-// does; an empty resourceVersion means an unconditional update.
+// does; an empty resourceVersion means an unconditional update. Like Create
+// it refuses an object the apiserver's validation would refuse.
 func (t *apiTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -232,6 +243,10 @@ func (t *apiTracker) updateLocked(gvr schema.GroupVersionResource, obj runtime.O
 		return apierrors.NewConflict(gvr.GroupResource(), m.GetName(),
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
+	// The apiserver checks the resourceVersion first and validates after.
+	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+		return err
+	}
 	// Identity fields are owned by the server, never by the writer.
 	m.SetUID(cm.GetUID())
 	m.SetCreationTimestamp(cm.GetCreationTimestamp())
@@ -244,7 +259,9 @@ func (t *apiTracker) updateLocked(gvr schema.GroupVersionResource, obj runtime.O
 }
 
 // Patch receives the already patched object from the fake clientset's
-// reaction; it only needs a new resourceVersion.
+// reaction; it is validated as an update would be and given a new
+// resourceVersion. A refused patch leaves the stored object as it was: the
+// reaction patched a copy.
 func (t *apiTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -255,6 +272,9 @@ func (t *apiTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, 
 	t.catchUp(gvr)
 	if ns == "" {
 		ns = m.GetNamespace()
+	}
+	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+		return err
 	}
 	m.SetResourceVersion(t.nextResourceVersion())
 	if err := t.ObjectTracker.Patch(gvr, obj, ns, opts...); err != nil {

@@ -19,10 +19,11 @@ import (
 // apiserver with --watch-cache=false (WithAPIServerFlags) to have watches read
 // etcd directly, so that a watch cut after the compaction must relist.
 //
-// It speaks to etcd's JSON gateway over plain HTTP, so the test binary links
-// no etcd or gRPC client whose goroutines would outlive the test.
+// It speaks to etcd's JSON gateway over HTTPS with the etcd client
+// certificate, so the test binary links no etcd or gRPC client whose
+// goroutines would outlive the test.
 func (e *Env) CompactEtcd(ctx context.Context) (int64, error) {
-	if e == nil || e.EtcdURL == "" {
+	if e == nil || e.EtcdURL == "" || e.pki == nil {
 		return 0, errors.New("kubetest: CompactEtcd on an Env that is not running")
 	}
 	// A range read of any key reports the store's current revision in its header.
@@ -56,7 +57,7 @@ func (e *Env) etcdCall(ctx context.Context, path string, body, out any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: e.pki.etcdTLSConfig(), DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("kubetest: etcd %s: %w", path, err)

@@ -57,6 +57,13 @@
 // token; the client authenticates with a static token as a member of
 // system:masters.
 //
+// etcd serves TLS on its client and peer ports and requires a client
+// certificate (--client-cert-auth) signed by the run's own CA, so other local
+// users cannot read or rewrite the cluster's state while it runs. The
+// apiserver presents that certificate (--etcd-certfile), and so do
+// CompactEtcd and the start-up health check; Env.EtcdTLSConfig hands it to a
+// test that needs etcd itself. The CA's key exists only in memory.
+//
 // # Authorization, identities and manifests
 //
 // WithRBAC runs the apiserver as a production cluster authorizes: RBAC, with

@@ -27,7 +27,9 @@ type Env struct {
 	Config *rest.Config
 	// APIServerURL is the apiserver's https address on 127.0.0.1.
 	APIServerURL string
-	// EtcdURL is etcd's client address on 127.0.0.1.
+	// EtcdURL is etcd's https client address on 127.0.0.1. etcd accepts
+	// only clients presenting a certificate of the test CA: reach it with
+	// EtcdTLSConfig.
 	EtcdURL string
 	// Dir holds the data, certificates and server logs; Stop removes it.
 	Dir string
@@ -100,7 +102,13 @@ func StartT(t testing.TB, opts ...Option) *Env {
 const attempts = 3
 
 func (e *Env) start(ctx context.Context) error {
-	var err error
+	// The certificates come first: etcd serves TLS and authenticates its
+	// clients with them.
+	p, err := newPKI(e.Dir)
+	if err != nil {
+		return err
+	}
+	e.pki = p
 	begin := time.Now()
 	for i := range attempts {
 		if err = e.startEtcd(ctx, i); err == nil {
@@ -114,12 +122,8 @@ func (e *Env) start(ctx context.Context) error {
 		return err
 	}
 	e.cfg.logf("kubetest: etcd ready at %s in %s", e.EtcdURL, time.Since(begin).Round(time.Millisecond))
-	p, err := newPKI(e.Dir)
-	if err != nil {
-		return err
-	}
 	for i := range attempts {
-		if err = e.startAPIServer(ctx, p, i); err == nil {
+		if err = e.startAPIServer(ctx, i); err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -134,8 +138,9 @@ func (e *Env) startEtcd(ctx context.Context, attempt int) error {
 	if err != nil {
 		return err
 	}
-	client := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	peer := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	p := e.pki
+	client := "https://127.0.0.1:" + strconv.Itoa(ports[0])
+	peer := "https://127.0.0.1:" + strconv.Itoa(ports[1])
 	args := append([]string{
 		"--name=kubetest",
 		"--data-dir=" + filepath.Join(e.Dir, fmt.Sprintf("etcd-%d", attempt)),
@@ -144,6 +149,16 @@ func (e *Env) startEtcd(ctx context.Context, attempt int) error {
 		"--listen-peer-urls=" + peer,
 		"--initial-advertise-peer-urls=" + peer,
 		"--initial-cluster=kubetest=" + peer,
+		// TLS with client certificates on both ports: without them any
+		// local user could read and rewrite the cluster's state.
+		"--cert-file=" + p.etcdCertFile,
+		"--key-file=" + p.etcdKeyFile,
+		"--trusted-ca-file=" + p.caFile,
+		"--client-cert-auth=true",
+		"--peer-cert-file=" + p.etcdCertFile,
+		"--peer-key-file=" + p.etcdKeyFile,
+		"--peer-trusted-ca-file=" + p.caFile,
+		"--peer-client-cert-auth=true",
 		// Durability is pointless for a throwaway store and fsync dominates write latency.
 		"--unsafe-no-fsync=true",
 		"--log-level=warn",
@@ -154,7 +169,7 @@ func (e *Env) startEtcd(ctx context.Context, attempt int) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.startTimeout)
 	defer cancel()
-	httpClient := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	httpClient := &http.Client{Transport: &http.Transport{TLSClientConfig: p.etcdTLSConfig(), DisableKeepAlives: true}}
 	err = proc.waitReady(rctx, func(ctx context.Context) error {
 		return probe(ctx, httpClient, client+"/health", "")
 	})
@@ -166,12 +181,13 @@ func (e *Env) startEtcd(ctx context.Context, attempt int) error {
 	return nil
 }
 
-func (e *Env) startAPIServer(ctx context.Context, p *pki, attempt int) error {
+func (e *Env) startAPIServer(ctx context.Context, attempt int) error {
 	ports, err := freePorts(1)
 	if err != nil {
 		return err
 	}
-	e.pki, e.apiserverPort = p, ports[0]
+	p := e.pki
+	e.apiserverPort = ports[0]
 	proc, err := e.runAPIServer(ctx, fmt.Sprintf("kube-apiserver-%d.log", attempt))
 	if err != nil {
 		return err
@@ -208,6 +224,9 @@ func (e *Env) apiserverArgs() []string {
 	}
 	args := []string{
 		"--etcd-servers=" + e.EtcdURL,
+		"--etcd-cafile=" + p.caFile,
+		"--etcd-certfile=" + p.etcdClientCertFile,
+		"--etcd-keyfile=" + p.etcdClientKeyFile,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(e.apiserverPort),
@@ -308,4 +327,14 @@ func (e *Env) Stop() error {
 		e.stopErr = errors.Join(errs...)
 	})
 	return e.stopErr
+}
+
+// EtcdTLSConfig returns what a client needs to reach etcd at EtcdURL: trust
+// in the test CA and the client certificate etcd demands, the one the
+// apiserver presents. It returns nil on an Env that never started.
+func (e *Env) EtcdTLSConfig() *tls.Config {
+	if e == nil || e.pki == nil {
+		return nil
+	}
+	return e.pki.etcdTLSConfig()
 }

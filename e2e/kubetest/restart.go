@@ -49,7 +49,7 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 	if e.apiserver != nil {
 		return nil
 	}
-	if e.pki == nil {
+	if e.pki == nil || e.apiserverPort == 0 {
 		return errors.New("kubetest: StartAPIServer on an Env that never started")
 	}
 	begin := time.Now()
