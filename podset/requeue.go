@@ -20,9 +20,14 @@ import (
 // the two holds that are not the owner's doing:
 //
 //   - A stale informer cache is not a failure. Each stale retry doubled the
-//     backoff, so an owner whose cache caught up at 200 s first synced at
-//     328 s. Polling at a fixed short interval resumes it within that
-//     interval of the cache catching up; EnsureReady costs a map lookup.
+//     owner's backoff, so an owner whose cache caught up at 200 s first
+//     synced at 328 s. Worse, each took a token from the queue's bucket
+//     shared by all owners (10 a second, burst 100): a fast scale-up finds
+//     the pod cache a few writes behind after nearly every batch, and a few
+//     thousand such retries put the bucket minutes into debt, so the next
+//     retry of any owner, for any reason, waited minutes. Polling at a fixed
+//     short interval, outside the limiter, resumes an owner within that
+//     interval of its cache catching up; EnsureReady costs a map lookup.
 //   - An API server that cannot be reached (restarting, overloaded, behind
 //     a broken connection) fails every owner at once. Doubling up to 1000 s
 //     meant an owner first retried almost 11 minutes after a 5.5-minute

@@ -126,3 +126,32 @@ func TestClassifyRequeue(t *testing.T) {
 	assert.Equal(t, requeueFailure, classifyRequeue(apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("x"))))
 	assert.Equal(t, requeueFailure, classifyRequeue(utilerrors.NewAggregate([]error{errors.New("a"), errors.New("b")})))
 }
+
+// Stale-cache holds must not draw on the queue's shared token bucket. During
+// a fast scale-up every sync after a batch of creates can find the pod cache
+// a few writes behind; when each of those retries took a token (10 per
+// second, burst 100), a few thousand of them put the bucket minutes into
+// debt, and the next retry of any owner, for any reason, waited that long.
+func TestStaleCacheHoldsDoNotDrainTheTokenBucket(t *testing.T) {
+	e := newEnv(t, nil)
+	stale := true
+	e.c.syncHandler = func(context.Context, string) error {
+		if stale {
+			return staleErr()
+		}
+		return errors.New("a real failure")
+	}
+	for i := range 3000 {
+		key := fmt.Sprintf("ns/owner-%d", i%50)
+		e.c.queue.Add(key)
+		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
+	}
+	stale = false
+	e.c.queue.Add("ns/failing")
+	before := time.Now()
+	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
+	at, ok := e.c.queue.Deadline("ns/failing")
+	require.True(t, ok, "the failed owner waits for its retry")
+	assert.Less(t, at.Sub(before), time.Second, "a first failure retries after the base backoff, not after the bucket's debt")
+	e.c.queue.ShutDown()
+}

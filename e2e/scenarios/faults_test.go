@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
+	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 )
 
 // The identity the example controller ships with: deploy/rbac.yaml binds
@@ -66,9 +67,17 @@ func requireRSStatus(t *testing.T, rs *appsv1.ReplicaSet, replicas int32) {
 	assert.Nil(t, condition(rs.Status.Conditions, appsv1.ReplicaSetReplicaFailure), "no ReplicaFailure left")
 }
 
-// Fault 1: kube-apiserver is stopped and started again (same etcd) in the
-// middle of a 0 → 1000 scale-up. The controller, left to itself, reconnects,
+// Fault 1: kube-apiserver is stopped in the middle of a 0 → 1000 scale-up,
+// stays down for longer than the read-your-writes guard's TTL, and is
+// started again (same etcd). The controller, left to itself, reconnects,
+// resumes writing within a minute of the apiserver answering again,
 // finishes the scale-up at exactly 1000 pods and writes a correct status.
+//
+// The guard's TTL is shortened to 20 s so that an outage longer than it
+// stays short. During the outage every sync fails against a server that
+// cannot be reached, and the owner is held by the guard for writes its
+// informers have not seen; neither may leave it waiting long after the
+// server is back.
 //
 // Documented exception to the over-creation invariant: a create in flight
 // when the apiserver goes away gets no response, so the controller cannot
@@ -76,11 +85,18 @@ func requireRSStatus(t *testing.T, rs *appsv1.ReplicaSet, replicas int32) {
 // until the controller sees it and deletes the surplus; the allowance is the
 // number of those calls, measured.
 func TestFaultAPIServerRestartMidScaleUp(t *testing.T) {
+	const (
+		guardTTL = 20 * time.Second
+		outage   = guardTTL + 10*time.Second
+		// resumeBound is how soon after the apiserver answers again the
+		// controller must write again.
+		resumeBound = time.Minute
+	)
 	s := newFaultScenario(t, 15*time.Minute)
 	labels := map[string]string{"app": "restart"}
 	s.createRS("web", 0, labels)
 	rec := s.recordPods("app=restart")
-	s.runController(kindReplicaSet)
+	s.runController(kindReplicaSet, replicaset.WithReadYourWritesTTL(guardTTL))
 	s.waitRS("web", time.Minute, "the empty ReplicaSet to be observed", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 0 })
 
 	start := time.Now()
@@ -90,19 +106,30 @@ func TestFaultAPIServerRestartMidScaleUp(t *testing.T) {
 		return h.Created >= 200, fmt.Sprintf("%d created", h.Created)
 	})
 	atRestart := rec.snapshot().Created
-	restart := time.Now()
+	stopped := time.Now()
 	// Until /readyz passes, the starting apiserver refuses requests its
 	// authorizer cannot judge yet; the controller just retries those.
 	s.audit.excuse()
-	require.NoError(t, s.env.RestartAPIServer(s.ctx))
+	require.NoError(t, s.env.StopAPIServer())
+	time.Sleep(outage - time.Since(stopped))
+	require.NoError(t, s.env.StartAPIServer(s.ctx))
+	up := time.Now()
 	s.audit.endExcuse()
-	t.Logf("apiserver restarted after %d of 1000 pods; down for %s", atRestart, time.Since(restart).Round(time.Millisecond))
+	t.Logf("apiserver stopped after %d of 1000 pods; down for %s (guard TTL %s)", atRestart, up.Sub(stopped).Round(time.Millisecond), guardTTL)
 	require.Less(t, atRestart, 1000, "the restart must happen mid scale-up")
+
+	var resumed time.Duration
+	s.eventually(resumeBound, "the controller to write again after the apiserver is back", func() (bool, string) {
+		at, ok := s.creates.firstWriteAfter(up)
+		resumed = at.Sub(up)
+		return ok, "no successful write yet"
+	})
+	t.Logf("first successful write %s after the apiserver answered again", resumed.Round(time.Millisecond))
 
 	rs := s.waitRS("web", 10*time.Minute, "1000 replicas after the restart", func(rs *appsv1.ReplicaSet) bool {
 		return rs.Status.Replicas == 1000 && rs.Status.FullyLabeledReplicas == 1000
 	})
-	t.Logf("0 → 1000 across the restart in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("0 → 1000 across the outage in %s; %s after the apiserver was back", time.Since(start).Round(time.Millisecond), time.Since(up).Round(time.Millisecond))
 	unknown := int(s.creates.unknown.Load())
 	s.overCreation.allow("web", unknown, "creates in flight while the apiserver was down got no response")
 	h := s.settle(rec, 3*time.Second)

@@ -553,12 +553,45 @@ type callCounter struct {
 	// no response at all, or a gateway timeout. Each may have created a pod
 	// the controller believes it did not.
 	unknown atomic.Int64
+
+	mu sync.Mutex
+	// okAt holds when each write of the controller to a pod or an owner
+	// (any method but GET; events do not count, since the broadcaster
+	// retries them on its own) was answered with success, in order, so a
+	// fault scenario can tell when the controller resumed syncing after the
+	// fault cleared.
+	okAt []time.Time
+}
+
+// firstWriteAfter returns when the first successful write of the
+// controller answered after t.
+func (c *callCounter) firstWriteAfter(t time.Time) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, at := range c.okAt {
+		if at.After(t) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func (c *callCounter) recordWrite(req *http.Request, resp *http.Response, err error) {
+	if req.Method == http.MethodGet || err != nil || resp.StatusCode >= 300 || strings.Contains(req.URL.Path, "/events") {
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	c.okAt = append(c.okAt, now)
+	c.mu.Unlock()
 }
 
 func (c *callCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/pods") {
-			return rt.RoundTrip(req)
+			resp, err := rt.RoundTrip(req)
+			c.recordWrite(req, resp, err)
+			return resp, err
 		}
 		c.calls.Add(1)
 		n := c.inFlight.Add(1)
@@ -570,6 +603,7 @@ func (c *callCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 		}
 		resp, err := rt.RoundTrip(req)
 		c.inFlight.Add(-1)
+		c.recordWrite(req, resp, err)
 		if err != nil || resp.StatusCode >= 300 {
 			c.failed.Add(1)
 		}
