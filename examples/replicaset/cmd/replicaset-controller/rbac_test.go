@@ -332,3 +332,27 @@ func setReplicas(obj runtime.Object, n int32) {
 		panic(fmt.Sprintf("unexpected %T", obj))
 	}
 }
+
+// TestPreflightChecksEveryPermissionTheControllerUses: whatever the
+// controller of a kind calls, preflight asks about first, so that a Role
+// missing any of it fails at start-up rather than at the first call.
+func TestPreflightChecksEveryPermissionTheControllerUses(t *testing.T) {
+	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
+		o := options{kind: kind, lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "ctrlkit-replicaset-controller"}}
+		checked := map[permission]bool{}
+		for _, r := range requiredPermissions(o) {
+			res := r.resource
+			if r.subresource != "" {
+				res += "/" + r.subresource
+			}
+			if r.name != "" {
+				checked[namedPerm(r.group, res, r.verb, r.name)] = true
+				continue
+			}
+			checked[perm(r.group, res, r.verb)] = true
+		}
+		for p := range exerciseController(t, kind) {
+			assert.True(t, checked[p], "%s: the controller uses %s, which preflight does not check", kind, p)
+		}
+	}
+}
