@@ -10,7 +10,9 @@
 // --demo=false keeps the simulated cluster running idle instead. The simulated
 // cluster refuses --leader-elect.
 //
-// /metrics (on the --health-addr server, or --metrics-bind-address) serves
+// /healthz and /readyz are served on --health-addr (the probes' port), and
+// /metrics on its own --metrics-addr, loopback by default: the metrics stay
+// private to the pod unless an operator opens them on purpose. /metrics serves
 // the work queue's workqueue_* family under the queue name "replicaset" or
 // "replicationmanager", upstream's
 // replicaset_controller_sorting_deletion_age_ratio, sync counts and times as
@@ -32,7 +34,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -89,8 +90,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.burst, "burst-replicas", replicaset.DefaultBurstReplicas, "maximum pods created or deleted in one sync")
 	fs.Float64Var(&o.qps, "kube-api-qps", 20, "steady queries per second to the API server")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 30, "burst of queries to the API server")
-	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz (empty disables)")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "address serving /metrics (empty: the --health-addr server)")
+	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz only (empty disables)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "address serving /metrics only; loopback by default, as metrics need not be open to whoever reaches the pod (empty disables)")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", replicaset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
 	fs.BoolVar(&o.lease.enabled, "leader-elect", false, "run only while holding a coordination.k8s.io Lease")
 	fs.StringVar(&o.lease.namespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "namespace of the Lease")
@@ -296,12 +297,10 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, client kuberne
 		}
 		return nil
 	}
-	var healthMetrics http.Handler
-	if o.metricsAddr == "" {
-		healthMetrics = metrics.handler()
-	}
+	// Health and metrics never share a port: probes must reach the health
+	// port from outside the pod, metrics need not (see --metrics-addr).
 	if o.healthAddr != "" {
-		h, err := startHealthServer(o.healthAddr, watchdog, ready, healthMetrics)
+		h, err := startHealthServer(o.healthAddr, watchdog, ready)
 		switch {
 		case err == nil:
 			defer h.stop()

@@ -128,7 +128,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"bad qps", []string{"--kube-api-qps=0"}, 2, ""},
 		{"missing kubeconfig", []string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, ""},
 		{"simulated cluster with leader election", []string{"--leader-elect"}, 2, ""},
-		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},
+		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestInterruptDrainsAndExitsZero(t *testing.T) {
 	var out syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), drain, []string{"--demo=false", "--health-addr="}, &out, io.Discard)
+		done <- run(context.Background(), drain, []string{"--demo=false", "--health-addr=", "--metrics-addr="}, &out, io.Discard)
 	}()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "runs idle") }, 10*time.Second, 10*time.Millisecond)
 	time.Sleep(200 * time.Millisecond) // let it start syncing
@@ -184,7 +184,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	var out syncBuffer
 	start := time.Now()
-	code := run(ctx, drain, []string{"--demo=false", "--health-addr=", "--drain-timeout=1h"}, &out, io.Discard)
+	code := run(ctx, drain, []string{"--demo=false", "--health-addr=", "--metrics-addr=", "--drain-timeout=1h"}, &out, io.Discard)
 	assert.Equal(t, 1, code)
 	assert.Less(t, time.Since(start), 10*time.Second)
 }
@@ -291,7 +291,7 @@ func TestHealthServer(t *testing.T) {
 			return io.ErrUnexpectedEOF
 		}
 		return nil
-	}, nil)
+	})
 	require.NoError(t, err)
 	defer h.stop()
 	get := func(path string) int {
@@ -307,7 +307,7 @@ func TestHealthServer(t *testing.T) {
 	mu.Unlock()
 	assert.Equal(t, http.StatusOK, get("/readyz"))
 	// A taken port is an error, not a panic.
-	_, err = startHealthServer(h.Addr(), nil, func() error { return nil }, nil)
+	_, err = startHealthServer(h.Addr(), nil, func() error { return nil })
 	require.Error(t, err)
 }
 

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -176,6 +178,17 @@ func TestDeploymentManifest(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{o.lease.name}, leaseNames)
+	// The probes' port is the health address's, and /metrics is on neither
+	// it nor any other interface than loopback.
+	_, healthPort, err := net.SplitHostPort(o.healthAddr)
+	require.NoError(t, err)
+	metricsHost, metricsPort, err := net.SplitHostPort(o.metricsAddr)
+	require.NoError(t, err)
+	assert.NotEqual(t, healthPort, metricsPort)
+	ip := net.ParseIP(metricsHost)
+	assert.True(t, ip != nil && ip.IsLoopback(), "the Deployment serves /metrics on %q, not loopback", o.metricsAddr)
+	require.Len(t, c.Ports, 1)
+	assert.Equal(t, healthPort, strconv.Itoa(int(c.Ports[0].ContainerPort)), "the one container port is the health port")
 	require.NotNil(t, c.LivenessProbe)
 	require.NotNil(t, c.ReadinessProbe)
 	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
