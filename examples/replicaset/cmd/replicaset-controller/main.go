@@ -25,7 +25,10 @@
 // SIGINT or SIGTERM drains the work queue (for at most --drain-timeout),
 // releases the leader lease and exits 0; a second signal during the drain
 // stops at once and exits 1. Losing the leader lease stops at once, without
-// draining or releasing, and exits 1: another replica may already lead.
+// draining or releasing, and exits 1: another replica may already lead. It
+// waits two seconds at most for the workers, so a hung call cannot keep a
+// deposed leader alive. Every API request but the informers' watches is
+// bounded by --kube-api-timeout.
 package main
 
 import (
@@ -59,18 +62,20 @@ const (
 
 // options is every flag of the binary.
 type options struct {
-	kubeconfig   string
-	kind         string
-	namespace    string
-	workers      int
-	burst        int
-	qps          float64
-	apiBurst     int
-	healthAddr   string
-	metricsAddr  string
-	metrics      *controllerMetrics // set by the simulated mode to read back; else made by serve
-	drainTimeout time.Duration
-	lease        leaseConfig
+	kubeconfig string
+	kind       string
+	namespace  string
+	workers    int
+	burst      int
+	qps        float64
+	apiBurst   int
+	// requestTimeout bounds each API request but the informers' watches.
+	requestTimeout time.Duration
+	healthAddr     string
+	metricsAddr    string
+	metrics        *controllerMetrics // set by the simulated mode to read back; else made by serve
+	drainTimeout   time.Duration
+	lease          leaseConfig
 
 	demo         bool
 	simDelay     time.Duration
@@ -90,6 +95,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.burst, "burst-replicas", replicaset.DefaultBurstReplicas, "maximum pods created or deleted in one sync")
 	fs.Float64Var(&o.qps, "kube-api-qps", 20, "steady queries per second to the API server")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 30, "burst of queries to the API server")
+	fs.DurationVar(&o.requestTimeout, "kube-api-timeout", 30*time.Second, "timeout of each API request (writes, reads, events, leader election); the informers' watches are exempt")
 	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz only (empty disables)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "address serving /metrics only; loopback by default, as metrics need not be open to whoever reaches the pod (empty disables)")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", replicaset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
@@ -129,6 +135,9 @@ func (o *options) validate() error {
 	}
 	if o.qps <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1"))
+	}
+	if o.requestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-timeout must be positive, not %v: a write without a deadline can hold a worker forever", o.requestTimeout))
 	}
 	if o.simNodes < 1 || o.simDelay < 0 || o.demoTimeout <= 0 || o.drainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--sim-nodes must be at least 1 and durations must not be negative"))
@@ -198,7 +207,7 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 		}
 		return exitCode(ctx, stderr)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	cs, err := newClients(cfg, o.requestTimeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
@@ -207,7 +216,7 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
 	}
-	if err := serve(ctx, drain, o, client, nil, false); err != nil {
+	if err := serve(ctx, drain, o, cs, nil, false); err != nil {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
 	}
@@ -259,8 +268,9 @@ func (o *options) restConfig() (*rest.Config, error) {
 // (graceful stop) or ctx is done (immediate stop), with the health server
 // alongside. simulated only relaxes the health server: the demo must not fail
 // because the port is taken on a developer's machine.
-func serve(ctx context.Context, drain <-chan struct{}, o options, client kubernetes.Interface, extra []replicaset.Option, simulated bool) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(o.namespace))
+func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, extra []replicaset.Option, simulated bool) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(cs.watches, 0, informers.WithNamespace(o.namespace))
+	client := cs.requests
 	metrics := o.metrics
 	if metrics == nil {
 		m, err := newControllerMetrics()

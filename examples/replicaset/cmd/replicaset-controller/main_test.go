@@ -126,6 +126,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"bad workers", []string{"--workers=0"}, 2, ""},
 		{"bad burst", []string{"--burst-replicas=-1"}, 2, ""},
 		{"bad qps", []string{"--kube-api-qps=0"}, 2, ""},
+		{"no request timeout", []string{"--kube-api-timeout=0"}, 2, ""},
 		{"missing kubeconfig", []string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, ""},
 		{"simulated cluster with leader election", []string{"--leader-elect"}, 2, ""},
 		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},

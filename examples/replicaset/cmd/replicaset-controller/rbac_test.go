@@ -285,7 +285,7 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 100 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, nil, o, cs, nil, true) }()
+	go func() { done <- serve(ctx, nil, o, sameClient(cs), nil, true) }()
 
 	podsOwned := func() (owned int) {
 		list, err := tracker.List(v1.SchemeGroupVersion.WithResource("pods"), v1.SchemeGroupVersion.WithKind("Pod"), ns)

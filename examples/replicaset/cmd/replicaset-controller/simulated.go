@@ -120,7 +120,7 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 		return res, err
 	}
 	o.metrics = metrics
-	err = serve(ctx, stop, o, cluster.Client(), []replicaset.Option{report}, true)
+	err = serve(ctx, stop, o, sameClient(cluster.Client()), []replicaset.Option{report}, true)
 	stopDemo()
 	cancel()
 	wg.Wait()

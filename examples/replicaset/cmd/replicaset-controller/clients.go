@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// clients are the binary's two views of one API server.
+//
+// requests carries every call that must come back: writes, the uncached
+// reads, events and leader election. Each of its requests is bounded by
+// --kube-api-timeout (rest.Config.Timeout), so a server that accepts a
+// write and never answers holds a worker for that long at most.
+//
+// watches feeds the informers. client-go applies rest.Config.Timeout to the
+// whole of a request, a watch's open-ended stream included, so the same
+// timeout would cut every watch after --kube-api-timeout and make the
+// informers re-watch over and over; this client has none (the reflector
+// asks the server to end each watch after a few minutes instead). A list
+// that hangs leaves the caches unsynced, which /readyz reports.
+type clients struct {
+	requests kubernetes.Interface
+	watches  kubernetes.Interface
+}
+
+// newClients builds both clients from cfg, which is left unchanged.
+func newClients(cfg *rest.Config, requestTimeout time.Duration) (clients, error) {
+	requestCfg := rest.CopyConfig(cfg)
+	requestCfg.Timeout = requestTimeout
+	requests, err := kubernetes.NewForConfig(requestCfg)
+	if err != nil {
+		return clients{}, fmt.Errorf("API client: %w", err)
+	}
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0
+	watches, err := kubernetes.NewForConfig(watchCfg)
+	if err != nil {
+		return clients{}, fmt.Errorf("API client for the informers: %w", err)
+	}
+	return clients{requests: requests, watches: watches}, nil
+}
+
+// sameClient is both views as one client, for the simulated cluster, whose
+// calls cannot hang.
+func sameClient(c kubernetes.Interface) clients {
+	return clients{requests: c, watches: c}
+}
