@@ -5,7 +5,7 @@
 //
 // The control plane runs RBAC authorization with the
 // OwnerReferencesPermissionEnforcement admission plugin, so a verb the
-// controller needs and deploy/rbac.yaml lacks fails a scenario. Each process
+// controller needs and deploy/rbac-*.yaml lacks fails a scenario. Each process
 // talks to the apiserver through its own loopback reverse proxy, which records
 // every write with a timestamp (to show that only the leader writes, and when
 // a deposed leader stopped) and can fail Lease updates on command.

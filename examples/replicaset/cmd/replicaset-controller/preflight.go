@@ -75,7 +75,7 @@ func (p accessRule) String() string {
 }
 
 // requiredPermissions lists what the controller for o.kind does, the same
-// rules deploy/rbac.yaml grants.
+// rules deploy/rbac-base.yaml and deploy/rbac-<kind>.yaml grant.
 func requiredPermissions(o options) []accessRule {
 	ns := o.namespace
 	group, owner := "apps", "replicasets"
