@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // clients are the binary's two views of one API server.
@@ -47,4 +48,35 @@ func newClients(cfg *rest.Config, requestTimeout time.Duration) (clients, error)
 // calls cannot hang.
 func sameClient(c kubernetes.Interface) clients {
 	return clients{requests: c, watches: c}
+}
+
+// restConfig returns the config of the cluster to manage, or nil for the
+// simulated cluster. Only --kubeconfig and in-cluster config count: a
+// KUBECONFIG in the environment is deliberately ignored, so that trying the
+// demo can never touch the cluster a developer happens to be logged into.
+// The simulated cluster is chosen only when no cluster is configured at all;
+// a configuration that is there but does not load (a pod without its
+// service-account token) is an error, never a silent demo.
+func (o *options) restConfig() (*rest.Config, error) {
+	var cfg *rest.Config
+	switch {
+	case o.kubeconfig != "":
+		c, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading --kubeconfig: %w", err)
+		}
+		cfg = c
+	case o.getenv("KUBERNETES_SERVICE_HOST") != "":
+		c, err := o.inClusterCfg()
+		if err != nil {
+			return nil, fmt.Errorf("loading the in-cluster config (KUBERNETES_SERVICE_HOST is set): %w", err)
+		}
+		cfg = c
+	default:
+		return nil, nil
+	}
+	cfg.QPS = float32(o.qps)
+	cfg.Burst = o.apiBurst
+	cfg.UserAgent = "ctrlkit-replicaset-controller"
+	return cfg, nil
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/ctrlkit/ctrlkit/examples/replicaset/cmd/replicaset-controller/internal/demo"
 	"github.com/ctrlkit/ctrlkit/podranking"
 )
 
@@ -68,11 +69,11 @@ func TestDemo(t *testing.T) {
 			res, err := simulate(context.Background(), nil, demoOptions(kind), &out)
 			require.NoError(t, err, out.String())
 			assert.Less(t, time.Since(start), 30*time.Second)
-			assert.True(t, res.final.settled())
-			assert.Equal(t, int32(5), res.final.desired)
-			assert.Equal(t, 5, res.final.pods)
-			require.Len(t, res.cheap, lowCostPods)
-			assert.True(t, res.cheapDeleted)
+			assert.True(t, res.Final.Settled())
+			assert.Equal(t, int32(5), res.Final.Desired)
+			assert.Equal(t, 5, res.Final.Pods)
+			require.Len(t, res.Cheap, demo.LowCostPods)
+			assert.True(t, res.CheapDeleted)
 
 			byCost := map[string]bool{}
 			for _, d := range res.decisions {
@@ -82,7 +83,7 @@ func TestDemo(t *testing.T) {
 					}
 				}
 			}
-			for _, name := range res.cheap {
+			for _, name := range res.Cheap {
 				assert.True(t, byCost[name], "pod %s chosen for its deletion cost", name)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
