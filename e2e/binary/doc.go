@@ -5,14 +5,15 @@
 //
 // The control plane runs RBAC authorization with the
 // OwnerReferencesPermissionEnforcement admission plugin, so a verb the
-// controller needs and deploy/rbac.yaml lacks fails a scenario. Each process
+// controller needs and deploy/rbac-*.yaml lacks fails a scenario. Each process
 // talks to the apiserver through its own loopback reverse proxy, which records
 // every write with a timestamp (to show that only the leader writes, and when
 // a deposed leader stopped) and can fail Lease updates on command.
 //
 // Scenarios cover the health endpoints, scale-ups of ReplicaSets and
 // ReplicationControllers, leader election between two processes (kill -9,
-// SIGTERM, a lost lease), signal handling, exit codes and bad configuration.
+// SIGTERM, a lost lease), signal handling, exit codes, bad configuration,
+// /metrics kept off the health port, and the namespaced RBAC variant.
 // Every child process runs in its own process group, is bounded by a timeout
 // and is killed when its test ends. Run with
 //

@@ -14,7 +14,7 @@ import (
 const scenarioTimeout = 4 * time.Minute
 
 // requireNoForbidden fails if the controller was refused anything: a verb
-// the controller uses that deploy/rbac.yaml does not grant shows up as a
+// the controller uses that deploy/rbac-*.yaml does not grant shows up as a
 // logged Forbidden error (an event, say) even when the scenario converges.
 func requireNoForbidden(t *testing.T, p *controllerProcess) {
 	t.Helper()

@@ -16,15 +16,25 @@ import (
 
 // The shipped manifest and the names it declares.
 const (
-	rbacManifest        = repoRoot + "/examples/replicaset/deploy/rbac.yaml"
+	deployDir           = repoRoot + "/examples/replicaset/deploy"
 	controllerNamespace = "ctrlkit-system"
 	controllerAccount   = "ctrlkit-replicaset-controller"
 	controllerLeaseName = "ctrlkit-replicaset-controller"
 	tokenLifetime       = time.Hour
-	// rbacManifestEnv names another manifest to apply instead (another
-	// revision's, say), to go with CTRLKIT_E2E_CONTROLLER_BINARY.
+	// rbacManifestEnv names other manifests to apply instead (another
+	// revision's, say; several separated by the OS's path-list separator),
+	// to go with CTRLKIT_E2E_CONTROLLER_BINARY.
 	rbacManifestEnv = "CTRLKIT_E2E_RBAC_MANIFEST"
 )
+
+// rbacManifests are the shipped RBAC files the scenarios need: the
+// ServiceAccount and its Lease, and the cluster-wide roles of both kinds,
+// since the scenarios run the controller of each.
+var rbacManifests = []string{
+	deployDir + "/rbac-base.yaml",
+	deployDir + "/rbac-replicaset.yaml",
+	deployDir + "/rbac-replicationcontroller.yaml",
+}
 
 // identity is a ServiceAccount's bearer token, good for writing kubeconfigs
 // that point at the apiserver or at a proxy in front of it.
@@ -35,17 +45,19 @@ type identity struct {
 	kubeconfig string
 }
 
-// setUpShippedIdentity applies deploy/rbac.yaml from the file, which also
-// creates the ServiceAccount and its namespace, gets a token for the account
-// through the TokenRequest API, and writes the kubeconfig an operator would
-// hand the binary.
+// setUpShippedIdentity applies the shipped RBAC files (rbacManifests),
+// which also create the ServiceAccount and its namespace, gets a token for
+// the account through the TokenRequest API, and writes the kubeconfig an
+// operator would hand the binary.
 func setUpShippedIdentity(ctx context.Context, dir string) (*identity, error) {
-	manifest := rbacManifest
-	if path := os.Getenv(rbacManifestEnv); path != "" {
-		manifest = path
+	manifests := rbacManifests
+	if paths := os.Getenv(rbacManifestEnv); paths != "" {
+		manifests = filepath.SplitList(paths)
 	}
-	if _, err := env.ApplyManifestFile(ctx, manifest); err != nil {
-		return nil, fmt.Errorf("apply %s: %w", manifest, err)
+	for _, manifest := range manifests {
+		if _, err := env.ApplyManifestFile(ctx, manifest); err != nil {
+			return nil, fmt.Errorf("apply %s: %w", manifest, err)
+		}
 	}
 	return newIdentity(ctx, controllerNamespace, controllerAccount, filepath.Join(dir, "kubeconfig"))
 }

@@ -19,7 +19,7 @@ var (
 	env *kubetest.Env
 	// controllerBinary is the replicaset-controller executable under test.
 	controllerBinary string
-	// shipped is the ServiceAccount identity of deploy/rbac.yaml.
+	// shipped is the ServiceAccount identity of deploy/rbac-*.yaml.
 	shipped *identity
 )
 

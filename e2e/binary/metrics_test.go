@@ -33,7 +33,8 @@ const (
 )
 
 // TestMetricsScaleUpAndDown reads /metrics from the running binary on its
-// health address: a scale-up adds work to the "replicaset" queue and leaves it
+// --metrics-addr (never the health port, which probes and so anyone who
+// reaches the pod can reach): a scale-up adds work to the "replicaset" queue and leaves it
 // empty once settled, and a sorted scale-down of Ready pods records the
 // deletion-age ratio, once per Ready pod deleted.
 func TestMetricsScaleUpAndDown(t *testing.T) {
@@ -41,7 +42,11 @@ func TestMetricsScaleUpAndDown(t *testing.T) {
 	pods := s.watchPods()
 	p := startController(t, "controller", s.controllerArgs(shipped.kubeconfig)...)
 	p.waitReady(s.ctx, t)
-	scraper := &metricsScraper{url: p.healthURL + "/metrics", client: &http.Client{Timeout: 2 * time.Second}}
+	client := &http.Client{Timeout: 2 * time.Second}
+	code, err := getStatus(s.ctx, client, p.healthURL+"/metrics")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNotFound, code, "/metrics on the health port")
+	scraper := &metricsScraper{url: p.metricsURL + "/metrics", client: client}
 
 	before := scraper.scrape(s.ctx, t)
 	require.Contains(t, before, depthMetric, "the queue's metrics are registered before any work")

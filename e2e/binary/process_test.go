@@ -24,7 +24,10 @@ type controllerProcess struct {
 	cmd       *exec.Cmd
 	started   time.Time
 	healthURL string // http://127.0.0.1:port, or "" when disabled
-	logPath   string
+	// metricsURL is the --metrics-addr server, or "" when the test's
+	// args set the flag themselves.
+	metricsURL string
+	logPath    string
 
 	out  *lockedBuffer
 	done chan struct{} // closed once the process has been reaped
@@ -33,8 +36,8 @@ type controllerProcess struct {
 	exitedAt time.Time
 }
 
-// startController runs the binary with args, its own process group and a
-// free loopback health port, and makes sure t's end leaves no process behind:
+// startController runs the binary with args, its own process group and
+// free loopback health and metrics ports, and makes sure t's end leaves no process behind:
 // whatever is still running is killed with its group.
 func startController(t *testing.T, name string, args ...string) *controllerProcess {
 	t.Helper()
@@ -49,6 +52,12 @@ func startControllerEnv(t *testing.T, name string, extraEnv []string, args ...st
 		port := freePort(t)
 		p.healthURL = "http://127.0.0.1:" + strconv.Itoa(port)
 		args = append(args, "--health-addr=127.0.0.1:"+strconv.Itoa(port))
+	}
+	// Two processes at once must not both try the default metrics port.
+	if !hasFlag(args, "--metrics-addr") {
+		port := freePort(t)
+		p.metricsURL = "http://127.0.0.1:" + strconv.Itoa(port)
+		args = append(args, "--metrics-addr=127.0.0.1:"+strconv.Itoa(port))
 	}
 	p.logPath = filepath.Join(t.TempDir(), name+".log")
 	logFile, err := os.Create(p.logPath)

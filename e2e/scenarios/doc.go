@@ -17,7 +17,7 @@
 //
 // The fault scenarios (TestFault...) each start their own control plane,
 // authorizing with RBAC and OwnerReferencesPermissionEnforcement, apply the
-// example's deploy/rbac.yaml from the file, and run the controller as its
+// example's deploy/rbac-*.yaml from the files, and run the controller as its
 // service account by impersonation, so a permission missing from the
 // manifest fails them. They restart the apiserver mid scale-up, force a
 // relist by cutting the controller's watches and compacting etcd, answer

@@ -24,8 +24,8 @@ import (
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 )
 
-// The identity the example controller ships with: deploy/rbac.yaml binds
-// its roles to this service account, and the leader-election Role covers
+// The identity the example controller ships with: deploy/rbac-*.yaml bind
+// their roles to this service account, and the leader-election Role covers
 // this Lease.
 const (
 	controllerNamespace      = "ctrlkit-system"
@@ -33,9 +33,15 @@ const (
 	controllerLease          = "ctrlkit-replicaset-controller"
 )
 
-// rbacManifest is the example's shipped RBAC, applied from the file itself so
-// that the scenarios test what an operator installs.
-var rbacManifest = filepath.Join("..", "..", "examples", "replicaset", "deploy", "rbac.yaml")
+// rbacManifests are the example's shipped RBAC files, applied from the files
+// themselves so that the scenarios test what an operator installs: the
+// service account and its Lease, and the cluster-wide roles of both kinds,
+// since the scenarios run the controller of each as that account.
+var rbacManifests = []string{
+	filepath.Join("..", "..", "examples", "replicaset", "deploy", "rbac-base.yaml"),
+	filepath.Join("..", "..", "examples", "replicaset", "deploy", "rbac-replicaset.yaml"),
+	filepath.Join("..", "..", "examples", "replicaset", "deploy", "rbac-replicationcontroller.yaml"),
+}
 
 // newFaultScenario gives a fault scenario its own control plane, because the
 // faults (a restart, a compaction) would disturb other tests. It authorizes
@@ -50,8 +56,10 @@ func newFaultScenario(t *testing.T, timeout time.Duration, opts ...scenarioOptio
 	t.Logf("fault control plane started in %s", e.StartDuration.Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := e.ApplyManifestFile(ctx, rbacManifest)
-	require.NoError(t, err, "apply %s", rbacManifest)
+	for _, manifest := range rbacManifests {
+		_, err := e.ApplyManifestFile(ctx, manifest)
+		require.NoError(t, err, "apply %s", manifest)
+	}
 	opts = append([]scenarioOption{onOwnEnv(e), asServiceAccount(controllerNamespace, controllerServiceAccount)}, opts...)
 	return newScenario(t, timeout, opts...)
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Fault 5: the shipped deploy/rbac.yaml, applied as is, grants every request
+// Fault 5: the shipped deploy/rbac-*.yaml, applied as is, grants every request
 // the controller makes, with RBAC authorization and
 // OwnerReferencesPermissionEnforcement on. The controller runs as the
 // manifest's service account through every path that writes: leader

@@ -22,14 +22,11 @@ type healthServer struct {
 }
 
 // startHealthServer listens on addr at once, so a taken port is reported
-// before anything else starts. ready is polled on every /readyz request;
-// metrics, when not nil, is served at /metrics.
-func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, ready func() error, metrics http.Handler) (*healthServer, error) {
+// before anything else starts. ready is polled on every /readyz request.
+// It serves nothing else: /metrics has its own server (startMetricsServer).
+func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, ready func() error) (*healthServer, error) {
 	h := &healthServer{watchdog: watchdog}
 	mux := http.NewServeMux()
-	if metrics != nil {
-		mux.Handle("/metrics", metrics)
-	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if h.watchdog != nil {
 			if err := h.watchdog.Check(r); err != nil {
@@ -52,8 +49,8 @@ func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, rea
 	return h, nil
 }
 
-// startMetricsServer serves only /metrics, for a --metrics-bind-address
-// apart from the health address.
+// startMetricsServer serves only /metrics, on --metrics-addr, apart from
+// the health address.
 func startMetricsServer(addr string, metrics http.Handler) (*healthServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics)

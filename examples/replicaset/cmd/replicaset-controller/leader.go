@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
 )
 
 // leaseConfig is the --leader-elect-* flag group.
@@ -26,13 +27,20 @@ type leaseConfig struct {
 
 var errLeaseLost = errors.New("leader election lost")
 
+// lostLeaseGrace is how long a process that lost its lease waits for its
+// work to stop before it gives up on it and returns errLeaseLost anyway.
+const lostLeaseGrace = 2 * time.Second
+
 // runWithLease runs work only while this process holds the Lease.
 //
-// work runs on the caller's goroutine, not inside the elector's callback, so
-// that it is always waited for. Its context is cancelled at once when the
-// lease is lost: another replica may lead about one lease duration later, and
-// nothing may be written after that. runWithLease then returns errLeaseLost
-// without touching the lease; the process must exit.
+// work runs on a goroutine of its own, not inside the elector's callback, so
+// that it is waited for on a clean shutdown. Its context is cancelled at once
+// when the lease is lost: another replica may lead about one lease duration
+// later, and nothing may be written after that. runWithLease then waits at
+// most lostLeaseGrace for work to return and returns errLeaseLost without
+// touching the lease, even if work is still stuck (a call that ignores its
+// context, say): the process must exit, as kube-controller-manager does,
+// rather than wait for its workers, and exiting is what ends whatever hangs.
 //
 // On a clean shutdown (drain closed, or ctx done, while still leading) work
 // stops first and the lease is released afterwards, so a successor can take
@@ -82,10 +90,22 @@ func runWithLease(ctx context.Context, drain <-chan struct{}, client kubernetes.
 	case lctx := <-leading:
 		// Stops at once with ctx or with the lease; a drain is work's own.
 		workCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		stop := context.AfterFunc(lctx, cancel)
-		work(workCtx)
-		stop()
-		cancel()
+		defer stop()
+		workDone := make(chan struct{})
+		go func() {
+			defer close(workDone)
+			work(workCtx)
+		}()
+		select {
+		case <-workDone:
+		case <-lctx.Done():
+			abandonWork(ctx, workDone)
+			stopElector()
+			<-electorDone
+			return errLeaseLost
+		}
 		if lctx.Err() != nil {
 			stopElector()
 			<-electorDone
@@ -98,6 +118,18 @@ func runWithLease(ctx context.Context, drain <-chan struct{}, client kubernetes.
 	stopElector()
 	<-electorDone
 	return nil
+}
+
+// abandonWork waits for work to stop after the lease was lost, for
+// lostLeaseGrace at most; work left running ends with the process.
+func abandonWork(ctx context.Context, workDone <-chan struct{}) {
+	t := time.NewTimer(lostLeaseGrace)
+	defer t.Stop()
+	select {
+	case <-workDone:
+	case <-t.C:
+		klog.FromContext(ctx).Info("Work did not stop after the lease was lost; exiting without it", "grace", lostLeaseGrace)
+	}
 }
 
 // releaseLease gives up a lease this process still holds, the way client-go's

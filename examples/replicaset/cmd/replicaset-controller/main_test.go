@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/ctrlkit/ctrlkit/examples/replicaset/cmd/replicaset-controller/internal/demo"
 	"github.com/ctrlkit/ctrlkit/podranking"
 )
 
@@ -54,7 +55,7 @@ func demoOptions(kind string) options {
 }
 
 // demoSummary matches the demo's last line, read from /metrics.
-var demoSummary = regexp.MustCompile(`metrics: \d+ syncs \(\d+ failed\), (\d+) pods created, (\d+) pods deleted, \d+ queue adds, \d+ retries, deletion-age ratio: .*`)
+var demoSummary = regexp.MustCompile(`metrics: \d+ syncs \(\d+ requeued to wait for the cache, (\d+) failed\), (\d+) pods created, (\d+) pods deleted, \d+ queue adds, \d+ retries, deletion-age ratio: .*`)
 
 // TestDemo plays the whole scripted demo for each kind and checks what it
 // proves: the owner settles at 5, every low-cost pod was deleted, and the
@@ -68,11 +69,11 @@ func TestDemo(t *testing.T) {
 			res, err := simulate(context.Background(), nil, demoOptions(kind), &out)
 			require.NoError(t, err, out.String())
 			assert.Less(t, time.Since(start), 30*time.Second)
-			assert.True(t, res.final.settled())
-			assert.Equal(t, int32(5), res.final.desired)
-			assert.Equal(t, 5, res.final.pods)
-			require.Len(t, res.cheap, lowCostPods)
-			assert.True(t, res.cheapDeleted)
+			assert.True(t, res.Final.Settled())
+			assert.Equal(t, int32(5), res.Final.Desired)
+			assert.Equal(t, 5, res.Final.Pods)
+			require.Len(t, res.Cheap, demo.LowCostPods)
+			assert.True(t, res.CheapDeleted)
 
 			byCost := map[string]bool{}
 			for _, d := range res.decisions {
@@ -82,7 +83,7 @@ func TestDemo(t *testing.T) {
 					}
 				}
 			}
-			for _, name := range res.cheap {
+			for _, name := range res.Cheap {
 				assert.True(t, byCost[name], "pod %s chosen for its deletion cost", name)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
@@ -97,9 +98,12 @@ func TestDemo(t *testing.T) {
 			// of the 5 left; and it created at least 10 + 90 + 10.
 			m := demoSummary.FindStringSubmatch(out.String())
 			require.NotNil(t, m, "no metrics summary line in:\n%s", out.String())
-			created, err := strconv.Atoi(m[1])
+			// Read-your-writes requeues are not failures; nothing fails
+			// on the simulated cluster.
+			assert.Equal(t, "0", m[1], "failed syncs: %s", m[0])
+			created, err := strconv.Atoi(m[2])
 			require.NoError(t, err)
-			deleted, err := strconv.Atoi(m[2])
+			deleted, err := strconv.Atoi(m[3])
 			require.NoError(t, err)
 			assert.GreaterOrEqual(t, created, 110, m[0])
 			assert.Equal(t, created, deleted+10+5, m[0])
@@ -123,9 +127,10 @@ func TestRunExitCodes(t *testing.T) {
 		{"bad workers", []string{"--workers=0"}, 2, ""},
 		{"bad burst", []string{"--burst-replicas=-1"}, 2, ""},
 		{"bad qps", []string{"--kube-api-qps=0"}, 2, ""},
+		{"no request timeout", []string{"--kube-api-timeout=0"}, 2, ""},
 		{"missing kubeconfig", []string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, ""},
 		{"simulated cluster with leader election", []string{"--leader-elect"}, 2, ""},
-		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},
+		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,7 +151,7 @@ func TestInterruptDrainsAndExitsZero(t *testing.T) {
 	var out syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), drain, []string{"--demo=false", "--health-addr="}, &out, io.Discard)
+		done <- run(context.Background(), drain, []string{"--demo=false", "--health-addr=", "--metrics-addr="}, &out, io.Discard)
 	}()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "runs idle") }, 10*time.Second, 10*time.Millisecond)
 	time.Sleep(200 * time.Millisecond) // let it start syncing
@@ -181,7 +186,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	var out syncBuffer
 	start := time.Now()
-	code := run(ctx, drain, []string{"--demo=false", "--health-addr=", "--drain-timeout=1h"}, &out, io.Discard)
+	code := run(ctx, drain, []string{"--demo=false", "--health-addr=", "--metrics-addr=", "--drain-timeout=1h"}, &out, io.Discard)
 	assert.Equal(t, 1, code)
 	assert.Less(t, time.Since(start), 10*time.Second)
 }
@@ -288,7 +293,7 @@ func TestHealthServer(t *testing.T) {
 			return io.ErrUnexpectedEOF
 		}
 		return nil
-	}, nil)
+	})
 	require.NoError(t, err)
 	defer h.stop()
 	get := func(path string) int {
@@ -304,7 +309,7 @@ func TestHealthServer(t *testing.T) {
 	mu.Unlock()
 	assert.Equal(t, http.StatusOK, get("/readyz"))
 	// A taken port is an error, not a panic.
-	_, err = startHealthServer(h.Addr(), nil, func() error { return nil }, nil)
+	_, err = startHealthServer(h.Addr(), nil, func() error { return nil })
 	require.Error(t, err)
 }
 

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/workqueue/prommetrics"
 )
 
@@ -40,7 +43,7 @@ func newControllerMetrics() (*controllerMetrics, error) {
 		queue:    queue,
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "controller_runtime_reconcile_total",
-			Help: "Total number of syncs per controller and result (success or error).",
+			Help: "Total number of syncs per controller and result (success, requeue or error).",
 		}, []string{"controller", "result"}),
 		syncErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "controller_runtime_reconcile_errors_total",
@@ -80,13 +83,36 @@ func newControllerMetrics() (*controllerMetrics, error) {
 	return m, nil
 }
 
+// Sync results, the values of controller_runtime_reconcile_total's result
+// label. "requeue" is controller-runtime's value for a reconcile that asked
+// to be retried without failing.
+const (
+	syncSucceeded = "success"
+	syncRequeued  = "requeue"
+	syncFailed    = "error"
+)
+
+// syncResult sorts a sync's outcome. A sync that found the informer cache
+// behind the controller's own writes (consistency.ErrStaleCache) did nothing
+// wrong: it waits for the cache and is requeued, so it is no failure.
+func syncResult(err error) string {
+	switch {
+	case err == nil:
+		return syncSucceeded
+	case errors.Is(err, consistency.ErrStaleCache):
+		return syncRequeued
+	default:
+		return syncFailed
+	}
+}
+
 // ObserveSync counts one sync of kind (the controller label is the kind in
-// lower case, as --kind spells it) and its duration.
+// lower case, as --kind spells it) by result, and its duration. Only real
+// failures count in controller_runtime_reconcile_errors_total.
 func (m *controllerMetrics) ObserveSync(kind string, took time.Duration, err error) {
 	controller := controllerLabel(kind)
-	result := "success"
-	if err != nil {
-		result = "error"
+	result := syncResult(err)
+	if result == syncFailed {
 		m.syncErrors.WithLabelValues(controller).Inc()
 	}
 	m.syncs.WithLabelValues(controller, result).Inc()
@@ -115,13 +141,18 @@ func (m *controllerMetrics) summary() string {
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
-	sum := func(name string) float64 {
+	// sum adds up every series of the family name whose labels include
+	// want (all series when want is empty).
+	sum := func(name string, want ...string) float64 {
 		var total float64
 		for _, f := range families {
 			if f.GetName() != name {
 				continue
 			}
 			for _, s := range f.GetMetric() {
+				if len(want) == 2 && !hasLabel(s.GetLabel(), want[0], want[1]) {
+					continue
+				}
 				switch {
 				case s.Counter != nil:
 					total += s.GetCounter().GetValue()
@@ -141,8 +172,18 @@ func (m *controllerMetrics) summary() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%.0f syncs (%.0f failed), %.0f pods created, %.0f pods deleted, %.0f queue adds, %.0f retries, deletion-age ratio: %s",
-		sum("controller_runtime_reconcile_total"), sum("controller_runtime_reconcile_errors_total"),
+	const syncs = "controller_runtime_reconcile_total"
+	return fmt.Sprintf("%.0f syncs (%.0f requeued to wait for the cache, %.0f failed), %.0f pods created, %.0f pods deleted, %.0f queue adds, %.0f retries, deletion-age ratio: %s",
+		sum(syncs), sum(syncs, "result", syncRequeued), sum("controller_runtime_reconcile_errors_total"),
 		sum("ctrlkit_controller_pods_created_total"), sum("ctrlkit_controller_pods_deleted_total"),
 		sum(prommetrics.AddsName), sum(prommetrics.RetriesName), ratio)
+}
+
+func hasLabel(labels []*dto.LabelPair, name, value string) bool {
+	for _, l := range labels {
+		if l.GetName() == name && l.GetValue() == value {
+			return true
+		}
+	}
+	return false
 }

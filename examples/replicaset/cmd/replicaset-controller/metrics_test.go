@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ctrlkit/ctrlkit/consistency"
 )
 
 func TestMetricsScrape(t *testing.T) {
@@ -68,7 +72,7 @@ func TestMetricsScrape(t *testing.T) {
 func TestMetricsSummary(t *testing.T) {
 	m, err := newControllerMetrics()
 	require.NoError(t, err)
-	assert.Equal(t, "0 syncs (0 failed), 0 pods created, 0 pods deleted, 0 queue adds, 0 retries, deletion-age ratio: none observed", m.summary())
+	assert.Equal(t, "0 syncs (0 requeued to wait for the cache, 0 failed), 0 pods created, 0 pods deleted, 0 queue adds, 0 retries, deletion-age ratio: none observed", m.summary())
 
 	m.ObserveSync("ReplicaSet", time.Millisecond, nil)
 	m.ObserveSync("ReplicaSet", time.Millisecond, errors.New("boom"))
@@ -85,5 +89,25 @@ func TestMetricsSummary(t *testing.T) {
 		adds.Inc()
 	}
 	retries.Inc()
-	assert.Equal(t, "3 syncs (1 failed), 4 pods created, 1 pods deleted, 5 queue adds, 1 retries, deletion-age ratio: 2 observed, mean 1.50", m.summary())
+	assert.Equal(t, "3 syncs (0 requeued to wait for the cache, 1 failed), 4 pods created, 1 pods deleted, 5 queue adds, 1 retries, deletion-age ratio: 2 observed, mean 1.50", m.summary())
+}
+
+// TestStaleCacheSyncIsARequeueNotAFailure: a sync that found the informer
+// cache behind the controller's own writes is requeued to wait for it; the
+// scrape and the demo's summary count it as a requeue, never as a failure.
+func TestStaleCacheSyncIsARequeueNotAFailure(t *testing.T) {
+	m, err := newControllerMetrics()
+	require.NoError(t, err)
+	stale := fmt.Errorf("sync default/web: %w", &consistency.StaleCacheError{})
+	require.ErrorIs(t, stale, consistency.ErrStaleCache)
+	m.ObserveSync("ReplicaSet", time.Millisecond, nil)
+	m.ObserveSync("ReplicaSet", time.Millisecond, stale)
+	m.ObserveSync("ReplicaSet", time.Millisecond, stale)
+	m.ObserveSync("ReplicaSet", time.Millisecond, errors.New("pods is forbidden"))
+
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.syncs.WithLabelValues("replicaset", "success")))
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.syncs.WithLabelValues("replicaset", "requeue")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.syncs.WithLabelValues("replicaset", "error")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.syncErrors.WithLabelValues("replicaset")), "only the real error is a failure")
+	assert.True(t, strings.HasPrefix(m.summary(), "4 syncs (2 requeued to wait for the cache, 1 failed),"), m.summary())
 }

@@ -75,7 +75,7 @@ func (p accessRule) String() string {
 }
 
 // requiredPermissions lists what the controller for o.kind does, the same
-// rules deploy/rbac.yaml grants.
+// rules deploy/rbac-base.yaml and deploy/rbac-<kind>.yaml grant.
 func requiredPermissions(o options) []accessRule {
 	ns := o.namespace
 	group, owner := "apps", "replicasets"
@@ -86,7 +86,9 @@ func requiredPermissions(o options) []accessRule {
 	for _, verb := range []string{"list", "watch", "create", "delete", "patch"} {
 		perms = append(perms, accessRule{resource: "pods", verb: verb, namespace: ns})
 	}
-	for _, verb := range []string{"list", "watch"} {
+	// get: adoption re-reads the owner uncached before claiming a pod, and
+	// a conflicting status update re-reads it before retrying.
+	for _, verb := range []string{"get", "list", "watch"} {
 		perms = append(perms, accessRule{group: group, resource: owner, verb: verb, namespace: ns})
 	}
 	for _, sub := range []string{"status", "finalizers"} {

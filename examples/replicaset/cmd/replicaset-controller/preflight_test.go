@@ -97,3 +97,21 @@ func TestPreflightClosedPort(t *testing.T) {
 	err := preflight(context.Background(), &rest.Config{Host: url}, options{kind: kindReplicaSet})
 	require.ErrorContains(t, err, "cannot reach the API server at "+url)
 }
+
+// TestPreflightNamesMissingOwnerGet: a Role without get on the owner kind
+// would pass the list and watch checks and fail at the first adoption (its
+// uncached re-read) or the first status conflict; preflight refuses it.
+func TestPreflightNamesMissingOwnerGet(t *testing.T) {
+	cases := []struct{ kind, want string }{
+		{kindReplicaSet, `cannot get resource "replicasets" in API group "apps" in namespace "team-a"`},
+		{kindReplicationController, `cannot get resource "replicationcontrollers" in namespace "team-a"`},
+	}
+	for _, tc := range cases {
+		cs := reviewingClient("bot", func(r *authorizationv1.ResourceAttributes) bool {
+			return r.Verb != "get" || r.Resource == "leases"
+		})
+		err := checkPermissions(context.Background(), cs, requiredPermissions(options{kind: tc.kind, namespace: "team-a"}))
+		require.ErrorContains(t, err, tc.want, tc.kind)
+		require.Equal(t, 1, strings.Count(err.Error(), "missing permission: "), tc.kind)
+	}
+}

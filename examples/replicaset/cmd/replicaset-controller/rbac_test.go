@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -87,7 +89,7 @@ func rulePermissions(rules []rbacv1.PolicyRule) map[permission]bool {
 	return out
 }
 
-// namedLeaseVerbs are the lease verbs rbac.yaml restricts by name.
+// namedLeaseVerbs are the lease verbs rbac-base.yaml restricts by name.
 var namedLeaseVerbs = map[string]bool{"get": true, "update": true}
 
 // actionPermissions is the permission each recorded call needs. Creating a
@@ -148,14 +150,14 @@ func TestDeploymentManifest(t *testing.T) {
 	require.Len(t, objs, 1)
 	d, ok := objs[0].(*appsv1.Deployment)
 	require.True(t, ok, "deployment.yaml holds a %T", objs[0])
-	rbac := decodeManifests(t, "rbac.yaml")
+	rbac := decodeManifests(t, "rbac-base.yaml")
 	var sa *v1.ServiceAccount
 	for _, o := range rbac {
 		if s, ok := o.(*v1.ServiceAccount); ok {
 			sa = s
 		}
 	}
-	require.NotNil(t, sa, "rbac.yaml has a ServiceAccount")
+	require.NotNil(t, sa, "rbac-base.yaml has a ServiceAccount")
 	assert.Equal(t, sa.Name, d.Spec.Template.Spec.ServiceAccountName)
 	assert.Equal(t, sa.Namespace, d.Namespace)
 	require.Len(t, d.Spec.Template.Spec.Containers, 1)
@@ -176,6 +178,17 @@ func TestDeploymentManifest(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{o.lease.name}, leaseNames)
+	// The probes' port is the health address's, and /metrics is on neither
+	// it nor any other interface than loopback.
+	_, healthPort, err := net.SplitHostPort(o.healthAddr)
+	require.NoError(t, err)
+	metricsHost, metricsPort, err := net.SplitHostPort(o.metricsAddr)
+	require.NoError(t, err)
+	assert.NotEqual(t, healthPort, metricsPort)
+	ip := net.ParseIP(metricsHost)
+	assert.True(t, ip != nil && ip.IsLoopback(), "the Deployment serves /metrics on %q, not loopback", o.metricsAddr)
+	require.Len(t, c.Ports, 1)
+	assert.Equal(t, healthPort, strconv.Itoa(int(c.Ports[0].ContainerPort)), "the one container port is the health port")
 	require.NotNil(t, c.LivenessProbe)
 	require.NotNil(t, c.ReadinessProbe)
 	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
@@ -186,30 +199,78 @@ func TestDeploymentManifest(t *testing.T) {
 // through every code path that calls the API (creation, a repeated creation
 // failure, adoption, release, scale-down, a conflicting status update) under
 // leader election, and checks that the verbs it used are exactly those
-// rbac.yaml grants: nothing missing, nothing extra.
+// rbac-base.yaml and the kind's own files grant, cluster-wide and namespaced
+// alike: nothing missing, nothing extra, and nothing for the other kind.
 func TestRBACMatchesWhatTheControllerUses(t *testing.T) {
+	base := grantedBy(t, "rbac-base.yaml")
+	require.NotEmpty(t, base)
+	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
+		used := exerciseController(t, kind)
+		for _, file := range []string{"rbac-" + kind + ".yaml", "rbac-" + kind + "-namespaced.yaml"} {
+			granted := grantedBy(t, file)
+			for p := range base {
+				granted[p] = true
+			}
+			assert.Equal(t, sortedKeys(used), sortedKeys(granted), "rbac-base.yaml and %s must grant exactly the verbs the %s controller uses", file, kind)
+		}
+	}
+}
+
+// grantedBy is every permission the Roles and ClusterRoles of file grant.
+func grantedBy(t *testing.T, file string) map[permission]bool {
+	t.Helper()
 	granted := map[permission]bool{}
-	for _, o := range decodeManifests(t, "rbac.yaml") {
+	for _, o := range decodeManifests(t, file) {
+		var rules []rbacv1.PolicyRule
 		switch r := o.(type) {
 		case *rbacv1.ClusterRole:
-			for p := range rulePermissions(r.Rules) {
-				granted[p] = true
-			}
+			rules = r.Rules
 		case *rbacv1.Role:
-			for p := range rulePermissions(r.Rules) {
-				granted[p] = true
+			rules = r.Rules
+		}
+		for p := range rulePermissions(rules) {
+			granted[p] = true
+		}
+	}
+	return granted
+}
+
+// TestNamespacedRBACGrantsNothingOutsideItsNamespace: a namespaced variant
+// holds a Role and a RoleBinding to it and nothing else, neither names a
+// namespace (so both land in the one it is applied to), and the Role covers
+// no cluster-scoped resource: whatever it grants, it grants in that
+// namespace alone. The binding's subject is the base file's ServiceAccount.
+func TestNamespacedRBACGrantsNothingOutsideItsNamespace(t *testing.T) {
+	var sa *v1.ServiceAccount
+	for _, o := range decodeManifests(t, "rbac-base.yaml") {
+		if s, ok := o.(*v1.ServiceAccount); ok {
+			sa = s
+		}
+	}
+	require.NotNil(t, sa)
+	// Resources the namespaced Roles may name; all of them are namespaced.
+	namespaced := map[string]bool{"pods": true, "events": true, "replicasets": true, "replicasets/status": true,
+		"replicasets/finalizers": true, "replicationcontrollers": true, "replicationcontrollers/status": true,
+		"replicationcontrollers/finalizers": true}
+	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
+		file := "rbac-" + kind + "-namespaced.yaml"
+		objs := decodeManifests(t, file)
+		require.Len(t, objs, 2, file)
+		role, ok := objs[0].(*rbacv1.Role)
+		require.True(t, ok, "%s: first object is a %T, not a Role", file, objs[0])
+		binding, ok := objs[1].(*rbacv1.RoleBinding)
+		require.True(t, ok, "%s: second object is a %T, not a RoleBinding", file, objs[1])
+		assert.Empty(t, role.Namespace, "%s: the Role names a namespace", file)
+		assert.Empty(t, binding.Namespace, "%s: the RoleBinding names a namespace", file)
+		assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}, binding.RoleRef, file)
+		assert.Equal(t, []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: sa.Namespace}}, binding.Subjects, file)
+		for _, r := range role.Rules {
+			assert.Empty(t, r.NonResourceURLs, file)
+			for _, res := range r.Resources {
+				assert.True(t, namespaced[res], "%s: the Role names %q, which is not a namespaced resource of the controller", file, res)
 			}
 		}
 	}
-	require.NotEmpty(t, granted)
-
-	used := map[permission]bool{}
-	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
-		for p := range exerciseController(t, kind) {
-			used[p] = true
-		}
-	}
-	assert.Equal(t, sortedKeys(granted), sortedKeys(used), "rbac.yaml must grant exactly the verbs the controller uses")
 }
 
 // exerciseController returns the permissions one kind's controller used.
@@ -272,7 +333,7 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 100 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, nil, o, cs, nil, true) }()
+	go func() { done <- serve(ctx, nil, o, sameClient(cs), nil, true) }()
 
 	podsOwned := func() (owned int) {
 		list, err := tracker.List(v1.SchemeGroupVersion.WithResource("pods"), v1.SchemeGroupVersion.WithKind("Pod"), ns)
@@ -330,5 +391,29 @@ func setReplicas(obj runtime.Object, n int32) {
 		o.Spec.Replicas = &n
 	default:
 		panic(fmt.Sprintf("unexpected %T", obj))
+	}
+}
+
+// TestPreflightChecksEveryPermissionTheControllerUses: whatever the
+// controller of a kind calls, preflight asks about first, so that a Role
+// missing any of it fails at start-up rather than at the first call.
+func TestPreflightChecksEveryPermissionTheControllerUses(t *testing.T) {
+	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
+		o := options{kind: kind, lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "ctrlkit-replicaset-controller"}}
+		checked := map[permission]bool{}
+		for _, r := range requiredPermissions(o) {
+			res := r.resource
+			if r.subresource != "" {
+				res += "/" + r.subresource
+			}
+			if r.name != "" {
+				checked[namedPerm(r.group, res, r.verb, r.name)] = true
+				continue
+			}
+			checked[perm(r.group, res, r.verb)] = true
+		}
+		for p := range exerciseController(t, kind) {
+			assert.True(t, checked[p], "%s: the controller uses %s, which preflight does not check", kind, p)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -13,23 +13,25 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// progress is what the demo prints after each step: the owner's desired,
+// Progress is what the demo prints after each step: the owner's desired,
 // current, ready and available counts, plus the pods it can see, so that a
 // step is only over once the API agrees with the status.
-type progress struct {
-	desired, current, ready, available int32
-	upToDate                           bool // status reflects the latest spec
-	pods, running                      int  // pods selected; of those Running and Ready
+type Progress struct {
+	Desired, Current, Ready, Available int32
+	UpToDate                           bool // status reflects the latest spec
+	Pods, Running                      int  // pods selected; of those Running and Ready
 }
 
-func (p progress) settled() bool {
-	d := int(p.desired)
-	return p.upToDate && p.current == p.desired && p.ready == p.desired && p.available == p.desired &&
-		p.pods == d && p.running == d
+// Settled reports whether the owner has all it asked for, and its status
+// says so.
+func (p Progress) Settled() bool {
+	d := int(p.Desired)
+	return p.UpToDate && p.Current == p.Desired && p.Ready == p.Desired && p.Available == p.Desired &&
+		p.Pods == d && p.Running == d
 }
 
-func (p progress) String() string {
-	return fmt.Sprintf("desired=%3d current=%3d ready=%3d available=%3d", p.desired, p.current, p.ready, p.available)
+func (p Progress) String() string {
+	return fmt.Sprintf("desired=%3d current=%3d ready=%3d available=%3d", p.Desired, p.Current, p.Ready, p.Available)
 }
 
 // workload is the demo's handle on its owner, one per kind.
@@ -38,7 +40,7 @@ type workload interface {
 	kind() string
 	create(ctx context.Context, replicas int32) error
 	scale(ctx context.Context, replicas int32) error
-	read(ctx context.Context) (progress, error)
+	read(ctx context.Context) (Progress, error)
 }
 
 const (
@@ -55,8 +57,8 @@ func demoTemplate() v1.PodTemplateSpec {
 	}
 }
 
-func newWorkload(kind string, client kubernetes.Interface) workload {
-	if kind == kindReplicationController {
+func newWorkload(kind Kind, client kubernetes.Interface) workload {
+	if kind == ReplicationController {
 		return ownerWorkload[*v1.ReplicationController]{rcOwner{client.CoreV1().ReplicationControllers(demoNamespace)}, client}
 	}
 	return ownerWorkload[*appsv1.ReplicaSet]{rsOwner{client.AppsV1().ReplicaSets(demoNamespace)}, client}
@@ -71,8 +73,8 @@ type owner[T any] interface {
 	// setReplicas sets spec.replicas and bumps the generation, which the
 	// simulated API does not maintain.
 	setReplicas(obj T, n int32)
-	// observe reads spec and status into a progress.
-	observe(obj T) progress
+	// observe reads spec and status into a Progress.
+	observe(obj T) Progress
 }
 
 // ownerWorkload is the workload of one kind: scale and read are written
@@ -93,10 +95,10 @@ func (w ownerWorkload[T]) scale(ctx context.Context, n int32) error {
 	})
 }
 
-func (w ownerWorkload[T]) read(ctx context.Context) (progress, error) {
+func (w ownerWorkload[T]) read(ctx context.Context) (Progress, error) {
 	obj, err := w.get(ctx)
 	if err != nil {
-		return progress{}, err
+		return Progress{}, err
 	}
 	return countPods(ctx, w.client, w.observe(obj))
 }
@@ -128,7 +130,7 @@ func (o rsOwner) update(ctx context.Context, rs *appsv1.ReplicaSet) error {
 
 func (rsOwner) setReplicas(rs *appsv1.ReplicaSet, n int32) { rs.Spec.Replicas = &n; rs.Generation++ }
 
-func (rsOwner) observe(rs *appsv1.ReplicaSet) progress {
+func (rsOwner) observe(rs *appsv1.ReplicaSet) Progress {
 	return observed(*rs.Spec.Replicas, rs.Generation, rs.Status.ObservedGeneration,
 		rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas)
 }
@@ -163,27 +165,27 @@ func (rcOwner) setReplicas(rc *v1.ReplicationController, n int32) {
 	rc.Generation++
 }
 
-func (rcOwner) observe(rc *v1.ReplicationController) progress {
+func (rcOwner) observe(rc *v1.ReplicationController) Progress {
 	return observed(*rc.Spec.Replicas, rc.Generation, rc.Status.ObservedGeneration,
 		rc.Status.Replicas, rc.Status.ReadyReplicas, rc.Status.AvailableReplicas)
 }
 
-// observed is the progress an owner's spec and status show.
-func observed(desired int32, generation, observedGeneration int64, current, ready, available int32) progress {
-	return progress{desired: desired, current: current, ready: ready, available: available,
-		upToDate: observedGeneration >= generation}
+// observed is the Progress an owner's spec and status show.
+func observed(desired int32, generation, observedGeneration int64, current, ready, available int32) Progress {
+	return Progress{Desired: desired, Current: current, Ready: ready, Available: available,
+		UpToDate: observedGeneration >= generation}
 }
 
 // countPods fills in what the API says about the demo's pods.
-func countPods(ctx context.Context, client kubernetes.Interface, p progress) (progress, error) {
+func countPods(ctx context.Context, client kubernetes.Interface, p Progress) (Progress, error) {
 	pods, err := listDemoPods(ctx, client)
 	if err != nil {
 		return p, err
 	}
-	p.pods = len(pods)
+	p.Pods = len(pods)
 	for _, pod := range pods {
 		if pod.Status.Phase == v1.PodRunning && isReady(pod) {
-			p.running++
+			p.Running++
 		}
 	}
 	return p, nil

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/simcluster"
+)
+
+// Kinds accepted by --kind.
+const (
+	kindReplicaSet            = "replicaset"
+	kindReplicationController = "replicationcontroller"
+)
+
+// options is every flag of the binary.
+type options struct {
+	kubeconfig string
+	kind       string
+	namespace  string
+	workers    int
+	burst      int
+	qps        float64
+	apiBurst   int
+	// requestTimeout bounds each API request but the informers' watches.
+	requestTimeout time.Duration
+	healthAddr     string
+	metricsAddr    string
+	metrics        *controllerMetrics // set by the simulated mode to read back; else made by serve
+	drainTimeout   time.Duration
+	lease          leaseConfig
+
+	demo         bool
+	simDelay     time.Duration
+	simNodes     int
+	demoTimeout  time.Duration
+	inClusterCfg func() (*rest.Config, error)
+	getenv       func(string) string
+}
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("replicaset-controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; without it and outside a cluster (KUBERNETES_SERVICE_HOST unset), a simulated cluster is used")
+	fs.StringVar(&o.kind, "kind", kindReplicaSet, "owner kind to manage: replicaset or replicationcontroller")
+	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all namespaces)")
+	fs.IntVar(&o.workers, "workers", replicaset.DefaultWorkers, "owners synced concurrently")
+	fs.IntVar(&o.burst, "burst-replicas", replicaset.DefaultBurstReplicas, "maximum pods created or deleted in one sync")
+	fs.Float64Var(&o.qps, "kube-api-qps", 20, "steady queries per second to the API server")
+	fs.IntVar(&o.apiBurst, "kube-api-burst", 30, "burst of queries to the API server")
+	fs.DurationVar(&o.requestTimeout, "kube-api-timeout", 30*time.Second, "timeout of each API request (writes, reads, events, leader election); the informers' watches are exempt")
+	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz only (empty disables)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "address serving /metrics only; loopback by default, as metrics need not be open to whoever reaches the pod (empty disables)")
+	fs.DurationVar(&o.drainTimeout, "drain-timeout", replicaset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
+	fs.BoolVar(&o.lease.enabled, "leader-elect", false, "run only while holding a coordination.k8s.io Lease")
+	fs.StringVar(&o.lease.namespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "namespace of the Lease")
+	fs.StringVar(&o.lease.name, "leader-elect-resource-name", "ctrlkit-replicaset-controller", "name of the Lease")
+	fs.DurationVar(&o.lease.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits before taking over a lease that was not renewed")
+	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before giving up")
+	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "wait between lease acquisition or renewal attempts")
+	fs.BoolVar(&o.demo, "demo", true, "simulated mode only: play the scripted demo and exit; false keeps the simulated cluster running idle")
+	fs.DurationVar(&o.simDelay, "sim-startup-delay", simcluster.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
+	fs.IntVar(&o.simNodes, "sim-nodes", simcluster.DefaultNodes, "simulated mode only: number of fake nodes")
+	fs.DurationVar(&o.demoTimeout, "demo-timeout", 50*time.Second, "simulated mode only: give up on the demo after this long")
+	klog.InitFlags(fs) // -v, -vmodule, -logtostderr and the rest of klog's flags
+	return fs
+}
+
+// defaultLeaseNamespace is the pod's own namespace when the Deployment passes
+// it through the downward API, else kube-system.
+func defaultLeaseNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "kube-system"
+}
+
+func (o *options) validate() error {
+	var errs []error
+	if o.kind != kindReplicaSet && o.kind != kindReplicationController {
+		errs = append(errs, fmt.Errorf("--kind must be %s or %s, not %q", kindReplicaSet, kindReplicationController, o.kind))
+	}
+	if o.workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers must be at least 1, not %d", o.workers))
+	}
+	if o.burst < 1 {
+		errs = append(errs, fmt.Errorf("--burst-replicas must be at least 1, not %d", o.burst))
+	}
+	if o.qps <= 0 || o.apiBurst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1"))
+	}
+	if o.requestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-timeout must be positive, not %v: a write without a deadline can hold a worker forever", o.requestTimeout))
+	}
+	if o.simNodes < 1 || o.simDelay < 0 || o.demoTimeout <= 0 || o.drainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--sim-nodes must be at least 1 and durations must not be negative"))
+	}
+	if o.lease.enabled && (o.lease.name == "" || o.lease.namespace == "") {
+		errs = append(errs, fmt.Errorf("--leader-elect needs a lease name and namespace"))
+	}
+	return errors.Join(errs...)
+}
