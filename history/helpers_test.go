@@ -2,7 +2,7 @@ package history
 
 import (
 	"slices"
-	"sort"
+	"sort" //nolint:depguard // the ReplicaSet orders are sort.Interface values; they are used through sort.Sort
 	"testing"
 	"time"
 

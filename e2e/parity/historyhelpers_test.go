@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"sort"
+	"sort" //nolint:depguard // the ReplicaSet orders are sort.Interface values; they are used through sort.Sort
 	"strings"
 	"testing"
 	"time"
@@ -75,8 +75,8 @@ func TestParityRSHelpers(t *testing.T) {
 			}
 			for _, o := range orders {
 				a, b := slices.Clone(in), slices.Clone(in)
-				sort.Sort(o.ours(a))   //nolint:depguard // upstream's algorithm is the contract here
-				sort.Sort(o.theirs(b)) //nolint:depguard // upstream's algorithm is the contract here
+				sort.Sort(o.ours(a))
+				sort.Sort(o.theirs(b))
 				if !slices.Equal(a, b) {
 					return fmt.Sprintf("ReplicaSets%s = %v, upstream %v", o.name, rsNames(a), rsNames(b))
 				}
