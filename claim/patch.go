@@ -60,6 +60,15 @@ func adoptStrategicMergeBytes(controller metav1.Object, kind schema.GroupVersion
 	}})
 }
 
+// GenerateAdoptOwnerRefStrategicMergeBytes returns the strategic-merge patch
+// that makes controller (of controllerKind) the managing owner of the object
+// with dependentUID, adding finalizers when given. The dependent's UID is a
+// precondition. Without finalizers the output is byte for byte the adoption
+// patch of upstream's ref managers and of its ControllerRevision history.
+func GenerateAdoptOwnerRefStrategicMergeBytes(controller metav1.Object, controllerKind schema.GroupVersionKind, dependentUID types.UID, finalizers ...string) ([]byte, error) {
+	return adoptStrategicMergeBytes(controller, controllerKind, dependentUID, finalizers...)
+}
+
 // GenerateDeleteOwnerRefStrategicMergeBytes returns the strategic-merge patch
 // that removes the owner references with ownerUIDs from the object with
 // dependentUID and, when finalizers are given, removes those finalizers too.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -131,4 +132,18 @@ func roundTrip(s string) string {
 	var out string
 	_ = json.Unmarshal(b, &out)
 	return out
+}
+
+// TestGenerateAdoptOwnerRefStrategicMergeBytes pins the exported adoption
+// patch to the body of upstream's ControllerRevision history adoption
+// (ownerReferences, then uid) and to its finalizer form.
+func TestGenerateAdoptOwnerRefStrategicMergeBytes(t *testing.T) {
+	owner := &metav1.ObjectMeta{Name: "ss", UID: "owner-uid"}
+	kind := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}
+	got, err := GenerateAdoptOwnerRefStrategicMergeBytes(owner, kind, "rev-uid")
+	require.NoError(t, err)
+	assert.Equal(t, `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"ss","uid":"owner-uid","controller":true,"blockOwnerDeletion":true}],"uid":"rev-uid"}}`, string(got))
+	got, err = GenerateAdoptOwnerRefStrategicMergeBytes(owner, kind, "rev-uid", "f1")
+	require.NoError(t, err)
+	assert.Equal(t, `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"ss","uid":"owner-uid","controller":true,"blockOwnerDeletion":true}],"uid":"rev-uid","finalizers":["f1"]}}`, string(got))
 }

@@ -1,6 +1,9 @@
 // Package podstate holds the small pod predicates every workload controller
 // needs: active, terminating, ready, ready time, available, restart counts and
-// keys. It replaces the helpers that controllers copy out of
+// keys, plus the pod-condition and container-status lookups of
+// pkg/api/v1/pod under their upstream names (GetPodCondition,
+// UpdatePodCondition, IsPodReadyConditionTrue, GetExistingContainerStatus).
+// It replaces the helpers that controllers copy out of
 // k8s.io/kubernetes/pkg/controller and k8s.io/kubernetes/pkg/api/v1/pod, with
 // the semantics of Kubernetes v1.36.
 //
