@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ctrlkit/ctrlkit/claim"
 )
 
 // PodControllerIndex is the name of the pod informer index that
@@ -16,35 +18,17 @@ import (
 const PodControllerIndex = "ctrlkit.io/pod-controller"
 
 // PodControllerIndexKey is the PodControllerIndex key for the pods controlled
-// by ref in namespace, or for the namespace's orphans when ref is nil. The
-// kind and name are part of the key so that a stale UID pointing at another
-// kind never aliases an owner.
+// by ref in namespace, or for the namespace's orphans when ref is nil
+// (claim.ControllerIndexKey).
 func PodControllerIndexKey(namespace string, ref *metav1.OwnerReference) string {
-	if ref == nil {
-		return namespace
-	}
-	return namespace + "/" + ref.Kind + "/" + ref.Name + "/" + string(ref.UID)
+	return claim.ControllerIndexKey(namespace, ref)
 }
 
 // AddPodControllerIndexer registers PodControllerIndex on a pod informer,
 // unless it already has it (several controllers may share one pod informer).
 // Call it before the informer starts.
 func AddPodControllerIndexer(podInformer cache.SharedIndexInformer) error {
-	if _, ok := podInformer.GetIndexer().GetIndexers()[PodControllerIndex]; ok {
-		return nil
-	}
-	if err := podInformer.AddIndexers(cache.Indexers{PodControllerIndex: indexPodByController}); err != nil {
-		return fmt.Errorf("adding index %q: %w", PodControllerIndex, err)
-	}
-	return nil
-}
-
-func indexPodByController(obj any) ([]string, error) {
-	pod, ok := obj.(*v1.Pod)
-	if !ok || pod == nil {
-		return nil, nil
-	}
-	return []string{PodControllerIndexKey(pod.Namespace, metav1.GetControllerOfNoCopy(pod))}, nil
+	return claim.AddControllerIndexer(podInformer, PodControllerIndex)
 }
 
 // FilterPodsByOwner returns the pods controlled by owner (of kind ownerKind)
