@@ -80,8 +80,8 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("podset: %w", err)
+		if o != nil {
+			o(&cfg)
 		}
 	}
 	// The client writes pods and events; with both a pod control and an
