@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
@@ -78,20 +79,20 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	// make the count look short and trigger an extra creation.
 	needsSync := c.expectations.SatisfiedExpectations(expKey)
 
-	selector, err := c.kind.Selector(o)
-	if err != nil {
-		// Retrying cannot fix the object; the next update of it will.
-		c.recorder.Eventf(object(o), v1.EventTypeWarning, ReasonSelectorInvalid, "Invalid selector: %v", err)
-		logger.Error(err, "Invalid selector; not syncing until the object changes", "kind", c.gvk.Kind, "key", key)
-		return nil
+	// Refuse what can never converge before any write: an unusable or
+	// empty selector, or one that would not select the pods created from
+	// the template. Retrying cannot fix the object; its next update will.
+	withTerminating := gates(DeploymentReplicaSetTerminatingReplicas)
+	tmpl := c.kind.Template(o)
+	selector, selErr := c.kind.Selector(o)
+	if specErr := checkSpec(selector, selErr, tmpl); specErr != nil {
+		return c.refuse(ctx, o, key, expKey, guard, specErr, withTerminating)
 	}
 
 	allPods, err := c.podsForOwner(o)
 	if err != nil {
 		return err
 	}
-	withTerminating := gates(DeploymentReplicaSetTerminatingReplicas)
-	tmpl := c.kind.Template(o)
 	var templateLabels map[string]string
 	if tmpl != nil {
 		templateLabels = tmpl.Labels
@@ -127,20 +128,30 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	if counter != nil {
 		in.counts, in.counted = counter.Counts(), true
 	}
-	updated, err := c.kind.UpdateStatus(ctx, o, in)
-	if err != nil {
+	if err := c.writeStatus(ctx, o, key, expKey, guard, in); err != nil {
 		// A failed status write wins over a manageReplicas error: both
 		// requeue, and the next sync retries both.
-		return fmt.Errorf("updating status of %s %s: %w", c.gvk.Kind, key, err)
-	}
-	if guard != nil && any(updated) != any(*new(O)) {
-		guard.WroteAt(expKey, c.ownerGR, updated.GetResourceVersion())
+		return err
 	}
 	if manageErr != nil {
 		return manageErr
 	}
 	if d, ok := c.nextAvailabilityCheck(in, active, now); ok {
 		c.queue.AddAfter(key, d)
+	}
+	return nil
+}
+
+// writeStatus writes the status computed from in through the Kind and
+// records the owner's new resource version for the read-your-writes guard.
+// guard is nil when the guard is off for this sync.
+func (c *Controller[O]) writeStatus(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, in StatusInput) error {
+	updated, err := c.kind.UpdateStatus(ctx, o, in)
+	if err != nil {
+		return fmt.Errorf("updating status of %s %s: %w", c.gvk.Kind, key, err)
+	}
+	if guard != nil && any(updated) != any(*new(O)) {
+		guard.WroteAt(expKey, c.ownerGR, updated.GetResourceVersion())
 	}
 	return nil
 }
