@@ -123,6 +123,9 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 		}
 		c.podControl = podcontrol.NewRealPodControl(client, c.recorder, pcOpts...)
 	}
+	// Every pod write of a sync gets the write timeout, and the sync stops
+	// waiting for it then even if the pod control ignores its context.
+	c.podControl = deadlinePodControl{pc: c.podControl, timeout: cfg.writeTimeout}
 	c.uidExp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
 		expectations.WithClock(cfg.clock),
 		expectations.WithLogger(logger),

@@ -78,8 +78,9 @@ func WithWorkers(n int) Option {
 }
 
 // WithClock sets the clock used for availability (minReadySeconds), the
-// expectations TTL, write deadlines and the work queue's delays. Tests pass
-// a fake clock. nil means the default, clock.RealClock{}.
+// expectations TTL and the work queue's delays; write deadlines are in real
+// time, as the API client's are. Tests pass a fake clock. nil means the
+// default, clock.RealClock{}.
 func WithClock(clk clock.Clock) Option {
 	return func(c *config) {
 		if clk == nil {

@@ -31,6 +31,15 @@ const ReasonSelectorInvalid = "SelectorInvalid"
 // read-your-writes check, the expectations gate read before the pods,
 // claim, create or delete, status, and the next availability check. It must
 // not run concurrently for the same key; the work queue guarantees that.
+//
+// Every write it makes (pod creations, deletions, adoption and release
+// patches, the status update, and the uncached re-read before adopting)
+// gets a context deadline of the write timeout (WithWriteTimeout), and Sync
+// stops waiting for it then even if the pod control or Kind ignores the
+// context: the call is abandoned, its goroutine ending whenever it returns.
+// A creation abandoned that way, or answered with a deadline error, may
+// still happen; its expectation is kept, to be met by the pod's event or to
+// expire, as upstream treats a creation whose answer was lost.
 func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	start := c.cfg.clock.Now()
@@ -146,7 +155,9 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 // records the owner's new resource version for the read-your-writes guard.
 // guard is nil when the guard is off for this sync.
 func (c *Controller[O]) writeStatus(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, in StatusInput) error {
-	updated, err := c.kind.UpdateStatus(ctx, o, in)
+	updated, err := withinDeadline(ctx, c.cfg.writeTimeout, "writing the status", func(ctx context.Context) (O, error) {
+		return c.kind.UpdateStatus(ctx, o, in)
+	})
 	if err != nil {
 		return fmt.Errorf("updating status of %s %s: %w", c.gvk.Kind, key, err)
 	}
@@ -190,7 +201,10 @@ func (c *Controller[O]) requeueAtExpiry(key, expKey string) {
 func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
 	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, err error) {
 	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
-		fresh, err := c.kind.GetUncached(ctx, o.GetNamespace(), o.GetName())
+		// A read, but one that gates writes: bounded like them.
+		fresh, err := withinDeadline(ctx, c.cfg.writeTimeout, "re-reading the owner", func(ctx context.Context) (O, error) {
+			return c.kind.GetUncached(ctx, o.GetNamespace(), o.GetName())
+		})
 		if err != nil {
 			return nil, err
 		}
