@@ -81,8 +81,8 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("podset: %w", err)
+		if o != nil {
+			o(&cfg)
 		}
 	}
 	// The client writes pods and events; with both a pod control and an
@@ -124,6 +124,9 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 		}
 		c.podControl = podcontrol.NewRealPodControl(client, c.recorder, pcOpts...)
 	}
+	// Every pod write of a sync gets the write timeout, and the sync stops
+	// waiting for it then even if the pod control ignores its context.
+	c.podControl = deadlinePodControl{pc: c.podControl, timeout: cfg.writeTimeout}
 	c.uidExp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
 		expectations.WithClock(cfg.clock),
 		expectations.WithLogger(logger),

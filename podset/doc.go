@@ -20,6 +20,11 @@
 // leader lease needs. Drain stops gracefully: queued owners are still synced,
 // for at most WithDrainTimeout.
 //
+// An owner the controller could never converge on (a selector that is
+// invalid, empty, or does not match the template's labels) is refused
+// before any write, with a Warning event and StatusInput.SpecErr. Every
+// write of a sync has a deadline, WithWriteTimeout.
+//
 // Another framework can drive the same core: the On* methods are the informer
 // event handlers, Sync reconciles one "namespace/name" key, and
 // ProcessNextWorkItem runs one item of the controller's Queue.

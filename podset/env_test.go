@@ -109,6 +109,13 @@ type env struct {
 
 func newEnv(t testing.TB, objects []runtime.Object, opts ...Option) *env {
 	t.Helper()
+	return newEnvWrapped(t, nil, objects, opts...)
+}
+
+// newEnvWrapped is newEnv with the test Kind passed through wrap, when not
+// nil, before the controller gets it.
+func newEnvWrapped(t testing.TB, wrap func(Kind[*appsv1.ReplicaSet]) Kind[*appsv1.ReplicaSet], objects []runtime.Object, opts ...Option) *env {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset(objects...)
 	f := informers.NewSharedInformerFactory(client, 0)
@@ -119,7 +126,11 @@ func newEnv(t testing.TB, objects []runtime.Object, opts ...Option) *env {
 		require.NoError(t, f.Core().V1().Pods().Informer().SetTransform(TrimPod))
 	}
 	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
-	c, err := New(ctx, client, f.Core().V1().Pods(), rsInf, Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()}), all...)
+	kind := Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()})
+	if wrap != nil {
+		kind = wrap(kind)
+	}
+	c, err := New(ctx, client, f.Core().V1().Pods(), rsInf, kind, all...)
 	require.NoError(t, err)
 	return &env{t: t, ctx: ctx, client: client, inf: f, pc: pc, rec: rec, c: c}
 }

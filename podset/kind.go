@@ -47,12 +47,14 @@ type Spec[O metav1.Object] interface {
 	// negative value is treated as 0.
 	Replicas(owner O) int32
 	// Selector converts the owner's pod selector. An owner without a usable
-	// selector (nil, empty or malformed) must return an error: the
-	// controller then records a Warning event and leaves the owner alone
-	// until it changes.
+	// selector (nil, empty or malformed) must return an error. The
+	// controller refuses such an owner, and also one whose selector is empty
+	// or does not match the template's labels: it records a Warning event,
+	// writes the status with StatusInput.SpecErr, and touches none of its
+	// pods until the owner changes.
 	Selector(owner O) (labels.Selector, error)
-	// Template is the pod template new pods are created from. Returning nil
-	// makes creations fail with pod control's error, which the user sees.
+	// Template is the pod template new pods are created from. nil counts as
+	// a template without labels, which a usable selector does not match.
 	Template(owner O) *v1.PodTemplateSpec
 	// MinReadySeconds is how long a ready pod must stay ready to count as
 	// available.
@@ -85,6 +87,14 @@ type StatusInput struct {
 	// ManageErr is the error creating or deleting pods, if any; upstream
 	// turns it into a ReplicaFailure condition.
 	ManageErr error
+	// SpecErr is set when the sync refused the owner's spec (see
+	// SpecError): nothing was claimed, created or deleted, Active and
+	// Terminating are the pods the owner already controls, and ManageErr is
+	// nil. A Kind whose status has conditions reports it as one, as the
+	// examples' ReplicaSet and ReplicationController kinds do with a
+	// ReplicaFailure condition of reason SpecErr.Reason; the condition goes
+	// with the next sync that accepts the spec.
+	SpecErr *SpecError
 	// Now is the instant the counts are evaluated at; availability is
 	// measured against it.
 	Now time.Time

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,6 +61,7 @@ func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n in
 	logger.V(2).Info("Too few replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "creating", n)
 	ref := metav1.NewControllerRef(o, c.gvk)
 	tmpl, obj := c.kind.Template(o), object(o)
+	var unknown atomic.Int64
 	successes, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
 		err := c.podControl.CreatePods(ctx, o.GetNamespace(), tmpl, obj, ref)
 		if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
@@ -67,11 +69,17 @@ func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n in
 			// only spin.
 			return nil
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// No answer by the write deadline: the pod may exist. Its
+			// expectation stays, to be met by the pod's event or to
+			// expire, as upstream keeps one whose answer was lost.
+			unknown.Add(1)
+		}
 		return err
 	})
 	// Creations that failed or never started will never be observed: take
 	// them off the count, or the owner would sleep until the TTL expires.
-	if skipped := n - successes; skipped > 0 {
+	if skipped := n - successes - int(unknown.Load()); skipped > 0 {
 		logger.V(2).Info("Slow-start failure; lowering expectations", "kind", c.gvk.Kind, "owner", klog.KObj(o), "skipped", skipped)
 		c.expectations.LowerExpectations(expKey, skipped, 0)
 	}

@@ -1,7 +1,6 @@
 package podset
 
 import (
-	"errors"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -23,15 +22,10 @@ type Metrics interface {
 	ObserveDeletionAgeRatio(ratio float64)
 }
 
-// WithMetrics records syncs and scale-down choices into m.
+// WithMetrics records syncs and scale-down choices into m. nil means the
+// default, no metrics.
 func WithMetrics(m Metrics) Option {
-	return func(c *config) error {
-		if m == nil {
-			return errors.New("nil metrics")
-		}
-		c.syncMetrics = m
-		return nil
-	}
+	return func(c *config) { c.syncMetrics = m }
 }
 
 // observeDeletionAgeRatio reports the age of each Ready victim relative to

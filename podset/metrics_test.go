@@ -34,10 +34,6 @@ func (m *recordingMetrics) ObserveDeletionAgeRatio(r float64) {
 	m.ratios = append(m.ratios, r)
 }
 
-func TestWithMetricsRejectsNil(t *testing.T) {
-	require.Error(t, WithMetrics(nil)(&config{}))
-}
-
 func TestMetricsObserveSync(t *testing.T) {
 	m := &recordingMetrics{}
 	e := newEnv(t, nil, WithMetrics(m))

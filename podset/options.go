@@ -1,7 +1,6 @@
 package podset
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,11 +19,15 @@ const (
 	DefaultWorkers = 5
 	// DefaultDrainTimeout bounds a graceful stop (Drain).
 	DefaultDrainTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds each API write of a sync.
+	DefaultWriteTimeout = 30 * time.Second
 )
 
-// Option configures a Controller. An option given an invalid value makes New
-// fail with an error naming it.
-type Option func(*config) error
+// Option configures a Controller. A With* given a value that can never be
+// right (a zero worker count, a negative duration) panics at the call, naming
+// itself: it is a programmer error, caught at start-up. A nil interface or
+// function value keeps the documented default. A nil Option is ignored.
+type Option func(*config)
 
 type config struct {
 	burst          int
@@ -35,6 +38,7 @@ type config struct {
 	syncMetrics    Metrics
 	podControl     podcontrol.PodControl
 	drainTimeout   time.Duration
+	writeTimeout   time.Duration
 	onScaleDown    ScaleDownFunc
 	gates          func(feature string) bool
 	readYourWrites bool
@@ -52,6 +56,7 @@ func defaultConfig() config {
 		workers:               DefaultWorkers,
 		clock:                 clock.RealClock{},
 		drainTimeout:          DefaultDrainTimeout,
+		writeTimeout:          DefaultWriteTimeout,
 		gates:                 DefaultFeatureGates,
 		readYourWrites:        true,
 		staleCachePoll:        DefaultStaleCachePoll,
@@ -60,115 +65,102 @@ func defaultConfig() config {
 }
 
 // WithBurstReplicas caps how many pods one sync may create or delete
-// (default 500). It must be at least 1: a cap of zero would stall every owner.
+// (default 500). It panics if n is below 1: a cap of zero would stall every
+// owner.
 func WithBurstReplicas(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("burst replicas must be at least 1, not %d", n)
-		}
-		c.burst = n
-		return nil
+	if n < 1 {
+		panic(fmt.Sprintf("podset: WithBurstReplicas: the burst must be at least 1, not %d", n))
 	}
+	return func(c *config) { c.burst = n }
 }
 
-// WithWorkers sets how many owners are synced concurrently (default 5, at
-// least 1).
+// WithWorkers sets how many owners are synced concurrently (default 5). It
+// panics if n is below 1.
 func WithWorkers(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("workers must be at least 1, not %d", n)
-		}
-		c.workers = n
-		return nil
+	if n < 1 {
+		panic(fmt.Sprintf("podset: WithWorkers: there must be at least 1 worker, not %d", n))
 	}
+	return func(c *config) { c.workers = n }
 }
 
 // WithClock sets the clock used for availability (minReadySeconds), the
-// expectations TTL and the work queue's delays. Tests pass a fake clock.
+// expectations TTL and the work queue's delays; write deadlines are in real
+// time, as the API client's are. Tests pass a fake clock. nil means the
+// default, clock.RealClock{}.
 func WithClock(clk clock.Clock) Option {
-	return func(c *config) error {
+	return func(c *config) {
+		if clk == nil {
+			clk = clock.RealClock{}
+		}
 		c.clock = clk
-		return nil
 	}
 }
 
 // WithEventRecorder makes the controller record events there instead of on a
-// broadcaster of its own that writes to the API server.
+// broadcaster of its own that writes to the API server. nil means the
+// default, that broadcaster.
 func WithEventRecorder(r record.EventRecorder) Option {
-	return func(c *config) error {
-		if r == nil {
-			return errors.New("nil event recorder")
-		}
-		c.recorder = r
-		return nil
-	}
+	return func(c *config) { c.recorder = r }
 }
 
 // WithMetricsProvider gives the work queue a client-go metrics provider. It is
-// used by this controller's queue only; nothing is registered globally.
+// used by this controller's queue only; nothing is registered globally. nil
+// means the default, no queue metrics.
 func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
-	return func(c *config) error {
-		if p == nil {
-			return errors.New("nil metrics provider")
-		}
-		c.metrics = p
-		return nil
-	}
+	return func(c *config) { c.metrics = p }
 }
 
 // WithPodControl replaces the client-go pod control, typically with a fake in
 // tests. The read-your-writes guard then sees the replacement's pod writes
-// only if it reports them through Controller.RecordPodWrite.
+// only if it reports them through Controller.RecordPodWrite. nil means the
+// default, client-go's pod control over New's client.
 func WithPodControl(pc podcontrol.PodControl) Option {
-	return func(c *config) error {
-		if pc == nil {
-			return errors.New("nil pod control")
-		}
-		c.podControl = pc
-		return nil
-	}
+	return func(c *config) { c.podControl = pc }
 }
 
 // WithDrainTimeout bounds a graceful stop (see Drain): queued owners keep
 // being synced until the queue is empty or this much time has passed, after
 // which in-flight syncs are cancelled (default 30 s). Zero cancels them at
-// once; negative values are refused.
+// once; a negative d panics.
 func WithDrainTimeout(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 {
-			return fmt.Errorf("drain timeout must not be negative, not %v", d)
-		}
-		c.drainTimeout = d
-		return nil
+	if d < 0 {
+		panic(fmt.Sprintf("podset: WithDrainTimeout: the timeout must not be negative, not %v", d))
 	}
+	return func(c *config) { c.drainTimeout = d }
+}
+
+// WithWriteTimeout bounds every API write a sync makes: each pod creation,
+// deletion, adoption or release patch and status update gets a context
+// deadline this far ahead (default 30 s). A sync stops waiting for a write
+// at its deadline even if the pod control or Kind ignores the context; see
+// Sync. It panics if d is not positive.
+func WithWriteTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("podset: WithWriteTimeout: the timeout must be positive, not %v", d))
+	}
+	return func(c *config) { c.writeTimeout = d }
 }
 
 // WithScaleDownReporter registers a function called after every scale-down
 // decision with the pods chosen and why. It runs inside a sync and must
-// return quickly.
+// return quickly. nil means the default, no reporter.
 func WithScaleDownReporter(f ScaleDownFunc) Option {
-	return func(c *config) error {
-		if f == nil {
-			return errors.New("nil scale-down reporter")
-		}
-		c.onScaleDown = f
-		return nil
-	}
+	return func(c *config) { c.onScaleDown = f }
 }
 
 // WithFeatureGates makes the controller ask enabled about upstream's feature
 // gates (PodDeletionCost, LogarithmicScaleDown,
 // DeploymentReplicaSetTerminatingReplicas,
 // StaleControllerConsistencyReplicaSet) at every sync, so a flip takes effect
-// on the next one. The default is DefaultFeatureGates, upstream v1.36.3's.
-// A kube-controller-manager-like binary passes its gate lookup here.
+// on the next one. A kube-controller-manager-like binary passes its gate
+// lookup here. nil means the default, DefaultFeatureGates (upstream
+// v1.36.3's).
 func WithFeatureGates(enabled func(feature string) bool) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if enabled == nil {
-			return errors.New("nil feature gate function")
+			enabled = DefaultFeatureGates
 		}
 		c.gates = enabled
-		return nil
 	}
 }
 
@@ -178,61 +170,49 @@ func WithFeatureGates(enabled func(feature string) bool) Option {
 // every write the controller made for it; until then the owner is looked at
 // again every WithStaleCachePoll, where upstream requeues it with backoff.
 func WithReadYourWrites(enabled bool) Option {
-	return func(c *config) error {
-		c.readYourWrites = enabled
-		return nil
-	}
+	return func(c *config) { c.readYourWrites = enabled }
 }
 
 // WithReadYourWritesTTL bounds how long the read-your-writes guard holds an
 // owner whose informer cache never catches up with the controller's last
-// write for it (default consistency.DefaultTTL). It must be positive.
+// write for it (default consistency.DefaultTTL). It panics if d is not
+// positive.
 func WithReadYourWritesTTL(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("read-your-writes TTL must be positive, not %v", d)
-		}
-		c.readYourWritesTTL = d
-		return nil
+	if d <= 0 {
+		panic(fmt.Sprintf("podset: WithReadYourWritesTTL: the TTL must be positive, not %v", d))
 	}
+	return func(c *config) { c.readYourWritesTTL = d }
 }
 
 // WithStaleCachePoll sets how often an owner held by the read-your-writes
 // guard is looked at again (default 1 s). A stale cache is not a failure,
-// so it neither waits on nor feeds the failure backoff. It must be positive.
+// so it neither waits on nor feeds the failure backoff. It panics if d is
+// not positive.
 func WithStaleCachePoll(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("stale-cache poll must be positive, not %v", d)
-		}
-		c.staleCachePoll = d
-		return nil
+	if d <= 0 {
+		panic(fmt.Sprintf("podset: WithStaleCachePoll: the poll interval must be positive, not %v", d))
 	}
+	return func(c *config) { c.staleCachePoll = d }
 }
 
 // WithUnreachableBackoffCap caps the retry delay of a sync that failed
 // because the API server could not be reached or could not answer (default
 // 30 s), so owners resume soon after the server is back instead of after
-// an exponential backoff grown during the outage. It must be positive.
+// an exponential backoff grown during the outage. It panics if d is not
+// positive.
 func WithUnreachableBackoffCap(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("unreachable backoff cap must be positive, not %v", d)
-		}
-		c.unreachableBackoffCap = d
-		return nil
+	if d <= 0 {
+		panic(fmt.Sprintf("podset: WithUnreachableBackoffCap: the cap must be positive, not %v", d))
 	}
+	return func(c *config) { c.unreachableBackoffCap = d }
 }
 
 // WithNames sets the work queue's name (for metrics) and the event source
 // component. The defaults are the owner kind in lower case and
-// "<kind>-controller".
+// "<kind>-controller". It panics if either is empty.
 func WithNames(queue, component string) Option {
-	return func(c *config) error {
-		if queue == "" || component == "" {
-			return errors.New("empty queue or component name")
-		}
-		c.queueName, c.component = queue, component
-		return nil
+	if queue == "" || component == "" {
+		panic(fmt.Sprintf("podset: WithNames: empty queue (%q) or component (%q) name", queue, component))
 	}
+	return func(c *config) { c.queueName, c.component = queue, component }
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
@@ -30,6 +31,15 @@ const ReasonSelectorInvalid = "SelectorInvalid"
 // read-your-writes check, the expectations gate read before the pods,
 // claim, create or delete, status, and the next availability check. It must
 // not run concurrently for the same key; the work queue guarantees that.
+//
+// Every write it makes (pod creations, deletions, adoption and release
+// patches, the status update, and the uncached re-read before adopting)
+// gets a context deadline of the write timeout (WithWriteTimeout), and Sync
+// stops waiting for it then even if the pod control or Kind ignores the
+// context: the call is abandoned, its goroutine ending whenever it returns.
+// A creation abandoned that way, or answered with a deadline error, may
+// still happen; its expectation is kept, to be met by the pod's event or to
+// expire, as upstream treats a creation whose answer was lost.
 func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	start := c.cfg.clock.Now()
@@ -78,20 +88,20 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	// make the count look short and trigger an extra creation.
 	needsSync := c.expectations.SatisfiedExpectations(expKey)
 
-	selector, err := c.kind.Selector(o)
-	if err != nil {
-		// Retrying cannot fix the object; the next update of it will.
-		c.recorder.Eventf(object(o), v1.EventTypeWarning, ReasonSelectorInvalid, "Invalid selector: %v", err)
-		logger.Error(err, "Invalid selector; not syncing until the object changes", "kind", c.gvk.Kind, "key", key)
-		return nil
+	// Refuse what can never converge before any write: an unusable or
+	// empty selector, or one that would not select the pods created from
+	// the template. Retrying cannot fix the object; its next update will.
+	withTerminating := gates(DeploymentReplicaSetTerminatingReplicas)
+	tmpl := c.kind.Template(o)
+	selector, selErr := c.kind.Selector(o)
+	if specErr := checkSpec(selector, selErr, tmpl); specErr != nil {
+		return c.refuse(ctx, o, key, expKey, guard, specErr, withTerminating)
 	}
 
 	allPods, err := c.podsForOwner(o)
 	if err != nil {
 		return err
 	}
-	withTerminating := gates(DeploymentReplicaSetTerminatingReplicas)
-	tmpl := c.kind.Template(o)
 	var templateLabels map[string]string
 	if tmpl != nil {
 		templateLabels = tmpl.Labels
@@ -127,20 +137,32 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	if counter != nil {
 		in.counts, in.counted = counter.Counts(), true
 	}
-	updated, err := c.kind.UpdateStatus(ctx, o, in)
-	if err != nil {
+	if err := c.writeStatus(ctx, o, key, expKey, guard, in); err != nil {
 		// A failed status write wins over a manageReplicas error: both
 		// requeue, and the next sync retries both.
-		return fmt.Errorf("updating status of %s %s: %w", c.gvk.Kind, key, err)
-	}
-	if guard != nil && any(updated) != any(*new(O)) {
-		guard.WroteAt(expKey, c.ownerGR, updated.GetResourceVersion())
+		return err
 	}
 	if manageErr != nil {
 		return manageErr
 	}
 	if d, ok := c.nextAvailabilityCheck(in, active, now); ok {
 		c.queue.AddAfter(key, d)
+	}
+	return nil
+}
+
+// writeStatus writes the status computed from in through the Kind and
+// records the owner's new resource version for the read-your-writes guard.
+// guard is nil when the guard is off for this sync.
+func (c *Controller[O]) writeStatus(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, in StatusInput) error {
+	updated, err := withinDeadline(ctx, c.cfg.writeTimeout, "writing the status", func(ctx context.Context) (O, error) {
+		return c.kind.UpdateStatus(ctx, o, in)
+	})
+	if err != nil {
+		return fmt.Errorf("updating status of %s %s: %w", c.gvk.Kind, key, err)
+	}
+	if guard != nil && any(updated) != any(*new(O)) {
+		guard.WroteAt(expKey, c.ownerGR, updated.GetResourceVersion())
 	}
 	return nil
 }
@@ -179,7 +201,10 @@ func (c *Controller[O]) requeueAtExpiry(key, expKey string) {
 func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
 	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, err error) {
 	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
-		fresh, err := c.kind.GetUncached(ctx, o.GetNamespace(), o.GetName())
+		// A read, but one that gates writes: bounded like them.
+		fresh, err := withinDeadline(ctx, c.cfg.writeTimeout, "re-reading the owner", func(ctx context.Context) (O, error) {
+			return c.kind.GetUncached(ctx, o.GetNamespace(), o.GetName())
+		})
 		if err != nil {
 			return nil, err
 		}

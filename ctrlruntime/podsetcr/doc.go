@@ -31,6 +31,7 @@
 // default cache holds. A cache restricted to namespaces
 // (cache.Options.DefaultNamespaces) wraps one informer per namespace, and
 // Start refuses it with an error; restrict the cache with label or field
-// selectors instead. Invalid podset options are reported by Start too,
-// which stops the manager.
+// selectors instead. A podset option given an impossible value panics where
+// it is built (podset's convention); what podset.New still refuses is
+// reported by Start, which stops the manager.
 package podsetcr

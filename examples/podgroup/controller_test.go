@@ -173,3 +173,34 @@ func countActions(cluster *simcluster.Cluster, verb string) int {
 	}
 	return n
 }
+
+// TestRefusesTemplateItsSelectorDoesNotMatch: a PodGroup of 2 whose
+// template's labels its selector does not match (the CRD cannot check it)
+// makes no pod and adopts no orphan. The previous code created pods,
+// released them at the next sync and created again: hundreds of orphans
+// within seconds.
+func TestRefusesTemplateItsSelectorDoesNotMatch(t *testing.T) {
+	pg := newGroup("bad", 2)
+	require.NoError(t, unstructured.SetNestedStringMap(pg.Object, map[string]string{"app": "elsewhere"},
+		"spec", "template", "metadata", "labels"))
+	h := start(t, pg)
+	orphan := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "default", Labels: map[string]string{"app": "bad"}},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "nginx"}}},
+	}
+	require.NoError(t, h.cluster.Add(orphan))
+	h.run(t)
+	// The refusal still writes the status: wait for it, then give a
+	// create loop time to show.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		gen, found, _ := unstructured.NestedInt64(h.group(t, "bad").Object, "status", "observedGeneration")
+		assert.True(c, found, "status written")
+		assert.EqualValues(c, 1, gen)
+	}, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
+	assert.Zero(t, countActions(h.cluster, "create"), "pods created")
+	assert.Zero(t, countActions(h.cluster, "patch"), "pods adopted or released")
+	got, err := h.cluster.Client().CoreV1().Pods("default").Get(h.ctx, "orphan", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Nil(t, metav1.GetControllerOf(got), "the orphan was adopted")
+}

@@ -87,8 +87,9 @@ func (Kind) Selector(pg *unstructured.Unstructured) (labels.Selector, error) {
 	return sel, nil
 }
 
-// Template converts spec.template; a missing or malformed one gives nil, and
-// creations then fail with pod control's error, recorded as an event.
+// Template converts spec.template; a missing or malformed one gives nil,
+// which podset refuses like a template whose labels the selector does not
+// match: a Warning event, and no pod created, deleted or adopted.
 func (Kind) Template(pg *unstructured.Unstructured) *v1.PodTemplateSpec {
 	raw, found, err := unstructured.NestedMap(pg.Object, "spec", "template")
 	if err != nil || !found {

@@ -3,6 +3,7 @@ package replicaset
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"testing"
 
@@ -61,7 +62,7 @@ var (
 				Spec: appsv1.ReplicaSetSpec{
 					Replicas: ptr.To(replicas),
 					Selector: &metav1.LabelSelector{MatchLabels: selector},
-					Template: testTemplate(),
+					Template: testTemplate(selector),
 				},
 			}
 		},
@@ -91,7 +92,7 @@ var (
 		gvk:            v1.SchemeGroupVersion.WithKind("ReplicationController"),
 		statusResource: "replicationcontrollers",
 		newOwner: func(replicas int32, selector map[string]string) metav1.Object {
-			t := testTemplate()
+			t := testTemplate(selector)
 			return &v1.ReplicationController{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ReplicationController"},
 				ObjectMeta: ownerMeta(),
@@ -135,11 +136,16 @@ func ownerMeta() metav1.ObjectMeta {
 	}
 }
 
-// testTemplate's labels differ from the selectors used in tests, as in
-// upstream's fixture, so fullyLabeledReplicas is exercised.
-func testTemplate() v1.PodTemplateSpec {
+// testTemplate's labels are upstream's fixture's, {name: foo, type:
+// production}, plus the selector's, so that the selector matches them as the
+// API's validation requires (upstream's unit fixture leaves them apart, which
+// the controller now refuses), while pods labelled with the selector alone
+// still exercise fullyLabeledReplicas.
+func testTemplate(selector map[string]string) v1.PodTemplateSpec {
+	labels := map[string]string{"name": "foo", "type": "production"}
+	maps.Copy(labels, selector)
 	return v1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"name": "foo", "type": "production"}},
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: v1.PodSpec{
 			Containers:    []v1.Container{{Name: "c", Image: "foo/bar"}},
 			RestartPolicy: v1.RestartPolicyAlways,

@@ -31,7 +31,8 @@ const (
 const ReasonSelectorInvalid = podset.ReasonSelectorInvalid
 
 // Option configures a Controller; it is podset's, so every podset option
-// applies. Invalid values make the constructor fail.
+// applies. A value that can never be right panics at the With* call; nil
+// hooks keep the defaults.
 type Option = podset.Option
 
 // ScaleDownDecision and ScaleDownFunc are podset's; see WithScaleDownReporter.
@@ -63,6 +64,9 @@ func WithPodControl(pc podcontrol.PodControl) Option { return podset.WithPodCont
 
 // WithDrainTimeout bounds a graceful stop (Drain); default 30 s.
 func WithDrainTimeout(d time.Duration) Option { return podset.WithDrainTimeout(d) }
+
+// WithWriteTimeout bounds each API write of a sync; default 30 s.
+func WithWriteTimeout(d time.Duration) Option { return podset.WithWriteTimeout(d) }
 
 // WithScaleDownReporter reports every scale-down with the reason for each pod.
 func WithScaleDownReporter(f ScaleDownFunc) Option { return podset.WithScaleDownReporter(f) }

@@ -18,7 +18,10 @@ import (
 	"github.com/ctrlkit/ctrlkit/status"
 )
 
-var errNoSelector = errors.New("selector is empty")
+var (
+	errNoSelector    = errors.New("selector is missing")
+	errEmptySelector = errors.New("selector is empty: it would select every pod of the namespace")
+)
 
 // ReplicaSetKind is the podset.Kind of apps/v1 ReplicaSets, named like
 // upstream's ReplicaSet controller. It also lists sibling ReplicaSets (those
@@ -48,14 +51,22 @@ func (*ReplicaSetKind) Replicas(rs *appsv1.ReplicaSet) int32 {
 	return replicasOrDefault(rs.Spec.Replicas)
 }
 
-// Selector converts spec.selector. A nil selector is refused: the API
-// requires one, and converting nil would select nothing and then create pods
-// forever.
+// Selector converts spec.selector. A nil or empty selector is refused, as
+// the API's validation refuses it: converting nil would select nothing and
+// create pods forever, and an empty one would adopt every pod of the
+// namespace.
 func (*ReplicaSetKind) Selector(rs *appsv1.ReplicaSet) (labels.Selector, error) {
 	if rs.Spec.Selector == nil {
 		return nil, errNoSelector
 	}
-	return metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	if sel.Empty() {
+		return nil, errEmptySelector
+	}
+	return sel, nil
 }
 
 // Template is spec.template.
@@ -75,8 +86,10 @@ func (k *ReplicaSetKind) GetUncached(ctx context.Context, namespace, name string
 }
 
 // UpdateStatus writes the status with the status package, with
-// terminatingReplicas when the gate asks for it. The cached object is not
-// deep-copied, unlike upstream: the status package never writes to its input.
+// terminatingReplicas when the gate asks for it. A spec the sync refused
+// (in.SpecErr) becomes a ReplicaFailure condition with the refusal's reason.
+// The cached object is not deep-copied, unlike upstream: the status package
+// never writes to its input.
 func (k *ReplicaSetKind) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet, in podset.StatusInput) (*appsv1.ReplicaSet, error) {
 	var opts []status.Option
 	if in.TerminatingReplicas {
@@ -85,7 +98,11 @@ func (k *ReplicaSetKind) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet
 	// The sync may have counted the pods while it claimed them; Counts
 	// counts them otherwise.
 	opts = append(opts, status.WithReplicaCounts(in.Counts()))
-	st := status.CalculateReplicaSetStatus(rs, in.Active, in.Terminating, in.ManageErr, in.Now, opts...)
+	st := status.CalculateReplicaSetStatus(rs, in.Active, in.Terminating, failure(in), in.Now, opts...)
+	if in.SpecErr != nil {
+		status.SetCondition(&st, appsv1.ReplicaSetCondition{Type: appsv1.ReplicaSetReplicaFailure, Status: v1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(in.Now), Reason: in.SpecErr.Reason, Message: in.SpecErr.Error()})
+	}
 	return status.UpdateReplicaSetStatus(ctx, k.client.AppsV1().ReplicaSets(rs.Namespace), rs, st)
 }
 
@@ -93,6 +110,15 @@ func (k *ReplicaSetKind) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet
 // included; a ReplicaSet without a controller has none.
 func (k *ReplicaSetKind) Siblings(rs *appsv1.ReplicaSet) ([]*appsv1.ReplicaSet, error) {
 	return siblings[*appsv1.ReplicaSet](k.indexer, rs)
+}
+
+// failure is the error the ReplicaFailure condition reports: the refused
+// spec, or else the failed creations or deletions.
+func failure(in podset.StatusInput) error {
+	if in.SpecErr != nil {
+		return in.SpecErr
+	}
+	return in.ManageErr
 }
 
 // replicasOrDefault applies the API default of one replica to a nil

@@ -45,13 +45,18 @@ func (*ReplicationControllerKind) Replicas(rc *v1.ReplicationController) int32 {
 	return replicasOrDefault(rc.Spec.Replicas)
 }
 
-// Selector is an equality selector. An empty map is refused: it would match
-// every pod in the namespace, which the API server forbids for RCs.
+// Selector is an equality selector. An empty map takes the template's
+// labels, as the API server defaults it; with no template labels either it
+// is refused, as it would match every pod of the namespace.
 func (*ReplicationControllerKind) Selector(rc *v1.ReplicationController) (labels.Selector, error) {
-	if len(rc.Spec.Selector) == 0 {
-		return nil, errNoSelector
+	set := rc.Spec.Selector
+	if len(set) == 0 && rc.Spec.Template != nil {
+		set = rc.Spec.Template.Labels
 	}
-	return labels.ValidatedSelectorFromSet(rc.Spec.Selector)
+	if len(set) == 0 {
+		return nil, errEmptySelector
+	}
+	return labels.ValidatedSelectorFromSet(set)
 }
 
 // Template returns an empty template rather than nil for an RC that has
@@ -80,9 +85,15 @@ func (k *ReplicationControllerKind) GetUncached(ctx context.Context, namespace, 
 }
 
 // UpdateStatus writes the status with the status package; terminating pods
-// are not counted, as an RC's status has no field for them.
+// are not counted, as an RC's status has no field for them. A spec the sync
+// refused (in.SpecErr) becomes a ReplicaFailure condition with the
+// refusal's reason.
 func (k *ReplicationControllerKind) UpdateStatus(ctx context.Context, rc *v1.ReplicationController, in podset.StatusInput) (*v1.ReplicationController, error) {
-	st := status.CalculateReplicationControllerStatus(rc, in.Active, in.ManageErr, in.Now)
+	st := status.CalculateReplicationControllerStatus(rc, in.Active, failure(in), in.Now)
+	if in.SpecErr != nil {
+		status.SetReplicationControllerCondition(&st, v1.ReplicationControllerCondition{Type: v1.ReplicationControllerReplicaFailure,
+			Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(in.Now), Reason: in.SpecErr.Reason, Message: in.SpecErr.Error()})
+	}
 	return status.UpdateReplicationControllerStatus(ctx, k.client.CoreV1().ReplicationControllers(rc.Namespace), rc, st)
 }
 

@@ -2,6 +2,7 @@ package replicaset
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -134,21 +135,34 @@ func TestConstructorOptionsMisuse(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	f := informers.NewSharedInformerFactory(client, 0)
 	pods := f.Core().V1().Pods()
-	// Options with invalid values are refused with an error naming them.
+	// Options with impossible values panic at the call, naming themselves.
+	for name, build := range map[string]func(){
+		"WithBurstReplicas": func() { WithBurstReplicas(0) }, "WithWorkers": func() { WithWorkers(-1) },
+		"WithDrainTimeout": func() { WithDrainTimeout(-1) }, "WithWriteTimeout": func() { WithWriteTimeout(0) },
+	} {
+		assert.Contains(t, panicValue(build), "podset: "+name+": ", name)
+	}
+	// Nil hooks keep the defaults: the constructor succeeds.
 	for name, opt := range map[string]Option{
-		"burst": WithBurstReplicas(0), "workers": WithWorkers(-1),
 		"recorder": WithEventRecorder(nil), "metrics": WithMetricsProvider(nil), "pod control": WithPodControl(nil),
-		"drain timeout": WithDrainTimeout(-1), "reporter": WithScaleDownReporter(nil), "gates": WithFeatureGates(nil),
+		"reporter": WithScaleDownReporter(nil), "gates": WithFeatureGates(nil), "nil option": nil,
 	} {
 		c, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets(), opt)
-		require.Error(t, err, name)
-		assert.Nil(t, c, name)
+		require.NoError(t, err, name)
+		assert.NotNil(t, c, name)
 	}
 	// Both kinds can share one pod informer.
 	_, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets())
 	require.NoError(t, err)
 	_, err = NewReplicationManager(ctx, client, pods, f.Core().V1().ReplicationControllers())
 	require.NoError(t, err)
+}
+
+// panicValue returns what f panics with, as a string.
+func panicValue(f func()) (v string) {
+	defer func() { v = fmt.Sprint(recover()) }()
+	f()
+	return "no panic"
 }
 
 // TestRunReturnsWhenCachesNeverSync: cancelling before the caches sync still

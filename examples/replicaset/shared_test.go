@@ -56,7 +56,7 @@ func TestSharedScenarios(t *testing.T) {
 				assert.True(t, *ref.BlockOwnerDeletion)
 			}
 			for _, tmpl := range e.pc.Templates {
-				assert.Equal(t, testTemplate().Labels, tmpl.Labels)
+				assert.Equal(t, testTemplate(fooBar).Labels, tmpl.Labels)
 			}
 			assert.False(t, e.c.Expectations().SatisfiedExpectations(e.expKey(o)))
 		}},

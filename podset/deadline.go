@@ -1,0 +1,84 @@
+package podset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ctrlkit/ctrlkit/podcontrol"
+)
+
+// withinDeadline runs call with a context that ends after timeout and
+// returns what call returns. If call has not returned when that context
+// ends, withinDeadline returns at once with an error wrapping the context's
+// (context.DeadlineExceeded, or the parent's cancellation) and abandons
+// call: a pod control or Kind that ignores its context cannot pin the owner
+// in its sync forever. The abandoned call keeps its goroutine until it
+// returns, and what it returns then is dropped, as an API answer lost on
+// the network would be.
+func withinDeadline[T any](ctx context.Context, timeout time.Duration, what string, call func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	// Buffered, so an abandoned call's goroutine never blocks on sending.
+	done := make(chan result, 1)
+	go func() {
+		v, err := call(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("%s: no answer within %v: %w", what, timeout, context.Cause(ctx))
+	}
+}
+
+// deadlinePodControl runs every call of a PodControl within the write
+// timeout (see withinDeadline).
+type deadlinePodControl struct {
+	pc      podcontrol.PodControl
+	timeout time.Duration
+}
+
+var _ podcontrol.PodControl = deadlinePodControl{}
+
+// bounded runs one write within the timeout.
+func (d deadlinePodControl) bounded(ctx context.Context, what string, write func(context.Context) error) error {
+	_, err := withinDeadline(ctx, d.timeout, what, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, write(ctx)
+	})
+	return err
+}
+
+func (d deadlinePodControl) CreatePods(ctx context.Context, namespace string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error {
+	return d.bounded(ctx, "creating a pod in "+namespace, func(ctx context.Context) error {
+		return d.pc.CreatePods(ctx, namespace, template, object, controllerRef)
+	})
+}
+
+func (d deadlinePodControl) CreatePodsWithGenerateName(ctx context.Context, namespace string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference, generateName string) error {
+	return d.bounded(ctx, "creating a pod in "+namespace, func(ctx context.Context) error {
+		return d.pc.CreatePodsWithGenerateName(ctx, namespace, template, object, controllerRef, generateName)
+	})
+}
+
+func (d deadlinePodControl) DeletePod(ctx context.Context, namespace, podID string, object runtime.Object) error {
+	return d.bounded(ctx, "deleting pod "+namespace+"/"+podID, func(ctx context.Context) error {
+		return d.pc.DeletePod(ctx, namespace, podID, object)
+	})
+}
+
+func (d deadlinePodControl) PatchPod(ctx context.Context, namespace, name string, data []byte) error {
+	return d.bounded(ctx, "patching pod "+namespace+"/"+name, func(ctx context.Context) error {
+		return d.pc.PatchPod(ctx, namespace, name, data)
+	})
+}

@@ -1,0 +1,102 @@
+package podset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/consistency"
+	"github.com/ctrlkit/ctrlkit/podstate"
+)
+
+// ReasonSelectorMismatch is the Warning event (and, for kinds with
+// conditions, the ReplicaFailure reason) of an owner whose selector does not
+// match its pod template's labels: every pod it created would be released at
+// once and created again.
+const ReasonSelectorMismatch = "SelectorMismatch"
+
+// SpecError is why a sync refused an owner's spec: a selector that cannot be
+// used (ReasonSelectorInvalid: malformed, missing or empty) or one that does
+// not match the template's labels (ReasonSelectorMismatch). These are the
+// checks the API server's ReplicaSet validation makes; owners that bypass
+// it, custom resources without a schema for it in particular, could
+// otherwise make the controller create pods forever or adopt every pod of
+// the namespace.
+type SpecError struct {
+	// Reason is ReasonSelectorInvalid or ReasonSelectorMismatch.
+	Reason string
+	// Err says what is wrong, for the event and the condition message.
+	Err error
+}
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// checkSpec returns the SpecError of an owner whose selector (already
+// converted by the Kind, or selErr) or template the controller can never
+// converge on, or nil. A nil template counts as one without labels.
+func checkSpec(selector labels.Selector, selErr error, tmpl *v1.PodTemplateSpec) *SpecError {
+	switch {
+	case selErr != nil:
+		return &SpecError{Reason: ReasonSelectorInvalid, Err: fmt.Errorf("invalid selector: %w", selErr)}
+	case selector == nil:
+		return &SpecError{Reason: ReasonSelectorInvalid, Err: errors.New("invalid selector: none")}
+	case selector.Empty():
+		return &SpecError{Reason: ReasonSelectorInvalid, Err: errors.New("invalid selector: an empty selector would select every pod of the namespace")}
+	}
+	var templateLabels map[string]string
+	if tmpl != nil {
+		templateLabels = tmpl.Labels
+	}
+	if !selector.Matches(labels.Set(templateLabels)) {
+		return &SpecError{Reason: ReasonSelectorMismatch, Err: fmt.Errorf("selector %q does not match the template's labels %q",
+			selector.String(), labels.Set(templateLabels).String())}
+	}
+	return nil
+}
+
+// refuse handles an owner whose spec failed checkSpec. It records a Warning
+// event and writes the status with StatusInput.SpecErr set, counting the
+// pods the owner already controls; it claims, adopts, releases, creates and
+// deletes nothing. It returns nil, as retrying cannot fix the object: the
+// owner's next update syncs it again. Only a failed status write is
+// returned, to be retried with backoff like any failed write.
+func (c *Controller[O]) refuse(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, specErr *SpecError, withTerminating bool) error {
+	logger := klog.FromContext(ctx)
+	c.recorder.Eventf(object(o), v1.EventTypeWarning, specErr.Reason,
+		"%v; no pods are created, deleted, adopted or released until the object changes", specErr)
+	logger.Error(specErr, "Refusing the owner's spec; not syncing its pods until it changes", "kind", c.gvk.Kind, "key", key)
+
+	pods, err := c.podsForOwner(o)
+	if err != nil {
+		return err
+	}
+	uid := o.GetUID()
+	var active, terminating []*v1.Pod
+	for _, pod := range pods {
+		if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != uid {
+			continue
+		}
+		switch {
+		case podstate.IsActive(pod):
+			active = append(active, pod)
+		case withTerminating && podstate.IsTerminating(pod):
+			terminating = append(terminating, pod)
+		}
+	}
+	var templateLabels map[string]string
+	if tmpl := c.kind.Template(o); tmpl != nil {
+		templateLabels = tmpl.Labels
+	}
+	in := StatusInput{
+		Active: active, Terminating: terminating, TerminatingReplicas: withTerminating, SpecErr: specErr,
+		Now: c.cfg.clock.Now(), templateLabels: templateLabels, minReadySeconds: c.kind.MinReadySeconds(o),
+	}
+	return c.writeStatus(ctx, o, key, expKey, guard, in)
+}
