@@ -160,11 +160,11 @@ func (g *Guard) EnsureReady(ownerKey string) error {
 	g.mu.Unlock()
 
 	stale := g.firstStale(ownerKey, versions)
-	if age := g.now.Now() - wroteAt; age > g.ttl {
+	if now := g.now.Now(); g.records.StampExpired(wroteAt, now) {
 		if stale != nil {
 			g.logger.Info("Informer cache still behind the controller's write after the TTL; syncing the owner anyway",
 				"key", ownerKey, "resource", stale.GroupResource.String(), "wroteRV", stale.WroteRV,
-				"readRV", stale.ReadRV, "age", age, "ttl", g.ttl)
+				"readRV", stale.ReadRV, "age", now-wroteAt, "ttl", g.ttl)
 		}
 		stale = nil
 	}

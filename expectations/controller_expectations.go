@@ -109,7 +109,7 @@ func (c *ControllerExpectations) SatisfiedExpectations(key string) bool {
 	// Still waiting, so only expiry can satisfy it. The clock is read
 	// outside the lock.
 	now := c.now()
-	if now-setAt <= c.records.TTL() {
+	if !c.records.StampExpired(setAt, now) {
 		return false
 	}
 	// Expired when read; look again, since a Set or an observation may

@@ -94,7 +94,11 @@ func New[K comparable, V any](ttl time.Duration, writesPerEntry int, stamp func(
 func (t *Table[K, V]) TTL() time.Duration { return t.ttl }
 
 // Expired reports whether v has expired at now.
-func (t *Table[K, V]) Expired(v V, now time.Duration) bool { return now-t.stamp(v) > t.ttl }
+func (t *Table[K, V]) Expired(v V, now time.Duration) bool { return t.StampExpired(t.stamp(v), now) }
+
+// StampExpired reports whether a value stamped at stamp has expired at now,
+// for a caller that copied the stamp out under its lock.
+func (t *Table[K, V]) StampExpired(stamp, now time.Duration) bool { return now-stamp > t.ttl }
 
 // Get returns k's entry whether or not it has expired.
 func (t *Table[K, V]) Get(k K) (V, bool) {
