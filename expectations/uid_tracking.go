@@ -175,6 +175,32 @@ func (u *UIDTrackingControllerExpectations) CreationObservedNamed(key, name stri
 	u.ControllerExpectationsInterface.CreationObserved(key)
 }
 
+// pendingReports is what a wrapped cache needs to report pending records;
+// *ControllerExpectations has it.
+type pendingReports interface {
+	Pending(key string) (PendingReport, bool)
+	PendingAll() []PendingReport
+}
+
+// Pending passes through to the wrapped cache's Pending (see
+// ControllerExpectations); PendingDeletions names the dependent keys. A
+// wrapped cache that cannot report returns false.
+func (u *UIDTrackingControllerExpectations) Pending(key string) (PendingReport, bool) {
+	if p, ok := u.ControllerExpectationsInterface.(pendingReports); ok {
+		return p.Pending(key)
+	}
+	return PendingReport{}, false
+}
+
+// PendingAll passes through to the wrapped cache's PendingAll; nil for a
+// wrapped cache that cannot report.
+func (u *UIDTrackingControllerExpectations) PendingAll() []PendingReport {
+	if p, ok := u.ControllerExpectationsInterface.(pendingReports); ok {
+		return p.PendingAll()
+	}
+	return nil
+}
+
 // DeleteExpectations forgets both the dependent-key set and the wrapped
 // record of key.
 func (u *UIDTrackingControllerExpectations) DeleteExpectations(key string) {

@@ -27,6 +27,8 @@ type uidTrackingAPI interface {
 	GetUIDs(key string) sets.Set[string]
 	ExpectCreationsNamed(key string, names []string) error
 	CreationObservedNamed(key, name string)
+	Pending(key string) (PendingReport, bool)
+	PendingAll() []PendingReport
 }
 
 var _ uidTrackingAPI = (*UIDTrackingControllerExpectations)(nil)
@@ -141,8 +143,14 @@ func TestUIDTrackingPassesNamedCreationsThrough(t *testing.T) {
 	r, ok := c.Pending("rc")
 	require.True(t, ok)
 	assert.Equal(t, []string{"b"}, r.PendingNames, "the wrapped record tracks the names")
+	all := u.PendingAll()
+	require.Len(t, all, 1)
+	assert.Equal(t, []string{"b"}, all[0].PendingNames, "reports pass through too")
 	u.CreationObservedNamed("rc", "b")
 	assert.True(t, u.SatisfiedExpectations("rc"))
+	r, ok = u.Pending("rc")
+	require.True(t, ok)
+	assert.True(t, r.Fulfilled)
 
 	// Deletions by key keep working on the same handle and key.
 	require.NoError(t, u.ExpectDeletions("rc", []string{"ns/p"}))
@@ -164,6 +172,9 @@ func TestUIDTrackingNamedOverCountingCache(t *testing.T) {
 	u.CreationObservedNamed("rc", "a")
 	u.CreationObservedNamed("rc", "z")
 	assert.True(t, u.SatisfiedExpectations("rc"))
+	_, ok := u.Pending("rc")
+	assert.False(t, ok, "a cache that cannot report has nothing to say")
+	assert.Nil(t, u.PendingAll())
 }
 
 func TestUIDTrackingGetUIDsIsACopy(t *testing.T) {
