@@ -1,7 +1,6 @@
 package consistency
 
 import (
-	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/ctrlkit/ctrlkit/internal/ownerkey"
+	"github.com/ctrlkit/ctrlkit/internal/ttlmap"
 )
 
 // SyncedResourceVersioner is the one method the guard needs from an informer
@@ -34,50 +36,56 @@ type SyncedResourceVersioner interface {
 // A record lives until EnsureReady finds it satisfied, until Clear, or until
 // the TTL has passed since the owner's last write.
 type Guard struct {
+	// ttl and clock are what the options chose; NewGuard builds records
+	// and now from them.
 	ttl    time.Duration
 	clock  clock.PassiveClock
 	logger logr.Logger
 	// stores is fixed at construction, so it is read without the lock.
 	stores map[schema.GroupResource]SyncedResourceVersioner
+	now    ttlmap.Clock
 
-	mu      sync.Mutex
-	records map[string]*record // by owner name, without the UID
-	// writesToSweep counts down the writes until the next eviction of
-	// every expired record. A sweep costs one step per record and comes
-	// after as many writes, so each write pays a constant share.
-	writesToSweep int
+	mu sync.Mutex
+	// records is by owner name, without the UID. A sweep of the expired
+	// records costs one step per record and comes after as many writes,
+	// so each write pays a constant share.
+	records ttlmap.Table[string, *record]
 }
 
 type record struct {
 	uid      string
-	versions []written // newest write per resource; owners touch one or two
-	wroteAt  time.Time
-	writes   uint64 // counts writes, so EnsureReady can tell it raced one
+	versions []written     // newest write per resource; owners touch one or two
+	wroteAt  time.Duration // offset from the guard's epoch
+	writes   uint64        // counts writes, so EnsureReady can tell it raced one
 }
+
+// writesPerRecord schedules the sweeps: one write per record kept.
+const writesPerRecord = 1
+
+func recordWroteAt(r *record) time.Duration { return r.wroteAt }
 
 type written struct {
 	gr schema.GroupResource
 	rv string
 }
 
-// minSweep is the fewest writes between two sweeps.
-const minSweep = 64
-
 // NewGuard returns a guard over the stores registered with WithStore. A
 // guard with no stores records nothing and is always ready, like upstream's
 // NoopConsistencyStore.
 func NewGuard(opts ...Option) *Guard {
 	g := &Guard{
-		ttl:           DefaultTTL,
-		clock:         clock.RealClock{},
-		logger:        klog.Background(),
-		stores:        map[schema.GroupResource]SyncedResourceVersioner{},
-		records:       map[string]*record{},
-		writesToSweep: minSweep,
+		ttl:    DefaultTTL,
+		clock:  clock.RealClock{},
+		logger: klog.Background(),
+		stores: map[schema.GroupResource]SyncedResourceVersioner{},
 	}
 	for _, opt := range opts {
-		opt(g)
+		if opt != nil {
+			opt(g)
+		}
 	}
+	g.now = ttlmap.NewClock(g.clock)
+	g.records = ttlmap.New[string](g.ttl, writesPerRecord, recordWroteAt)
 	return g
 }
 
@@ -93,24 +101,23 @@ func (g *Guard) WroteAt(ownerKey string, gr schema.GroupResource, resourceVersio
 	if _, err := resourceversion.CompareResourceVersion(resourceVersion, resourceVersion); err != nil {
 		return
 	}
-	name, uid := splitOwnerKey(ownerKey)
-	now := g.clock.Now()
+	name, uid := ownerkey.Split(ownerKey)
+	now := g.now.Now()
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	rec := g.records[name]
-	if rec == nil || rec.uid != uid || g.expired(rec, now) {
+	rec, _ := g.records.Get(name)
+	if rec == nil || rec.uid != uid || g.records.Expired(rec, now) {
 		// Another incarnation's record, or a stale one, says nothing
 		// about this write.
 		rec = &record{uid: uid}
-		g.records[name] = rec
+		g.records.Put(name, rec)
 	}
 	rec.raise(gr, resourceVersion)
 	rec.wroteAt = now
 	rec.writes++
-	if g.writesToSweep--; g.writesToSweep <= 0 {
-		g.evictExpired(now)
-		g.writesToSweep = max(len(g.records), minSweep)
+	if g.records.Wrote() {
+		g.records.Sweep(now, nil)
 	}
 }
 
@@ -140,9 +147,9 @@ func (r *record) raise(gr schema.GroupResource, rv string) {
 // The stores are asked without the guard's lock held, so one store that is
 // slow to answer (during a relist) never delays owners without a record.
 func (g *Guard) EnsureReady(ownerKey string) error {
-	name, uid := splitOwnerKey(ownerKey)
+	name, uid := ownerkey.Split(ownerKey)
 	g.mu.Lock()
-	rec := g.records[name]
+	rec, _ := g.records.Get(name)
 	if rec == nil || (uid != "" && rec.uid != uid) {
 		g.mu.Unlock()
 		return nil
@@ -153,11 +160,11 @@ func (g *Guard) EnsureReady(ownerKey string) error {
 	g.mu.Unlock()
 
 	stale := g.firstStale(ownerKey, versions)
-	if age := g.clock.Now().Sub(wroteAt); age > g.ttl {
+	if now := g.now.Now(); g.records.StampExpired(wroteAt, now) {
 		if stale != nil {
 			g.logger.Info("Informer cache still behind the controller's write after the TTL; syncing the owner anyway",
 				"key", ownerKey, "resource", stale.GroupResource.String(), "wroteRV", stale.WroteRV,
-				"readRV", stale.ReadRV, "age", age, "ttl", g.ttl)
+				"readRV", stale.ReadRV, "age", now-wroteAt, "ttl", g.ttl)
 		}
 		stale = nil
 	}
@@ -167,8 +174,8 @@ func (g *Guard) EnsureReady(ownerKey string) error {
 	g.mu.Lock()
 	// A write that landed while the stores were asked is newer than what
 	// was checked, so it keeps the record.
-	if g.records[name] == rec && rec.writes == writes {
-		delete(g.records, name)
+	if cur, _ := g.records.Get(name); cur == rec && rec.writes == writes {
+		g.records.Delete(name)
 	}
 	g.mu.Unlock()
 	return nil
@@ -192,11 +199,11 @@ func (g *Guard) firstStale(ownerKey string, versions []written) *StaleCacheError
 // plain "namespace/name" key clears whatever record the name has, as
 // upstream's Clear with an empty UID does.
 func (g *Guard) Clear(ownerKey string) {
-	name, uid := splitOwnerKey(ownerKey)
+	name, uid := ownerkey.Split(ownerKey)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if rec := g.records[name]; rec != nil && (uid == "" || rec.uid == uid) {
-		delete(g.records, name)
+	if rec, _ := g.records.Get(name); rec != nil && (uid == "" || rec.uid == uid) {
+		g.records.Delete(name)
 	}
 }
 
@@ -205,29 +212,5 @@ func (g *Guard) Clear(ownerKey string) {
 func (g *Guard) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.records)
-}
-
-// expired reports whether rec is strictly older than the TTL, the rule of the
-// expectations package too.
-func (g *Guard) expired(rec *record, now time.Time) bool {
-	return now.Sub(rec.wroteAt) > g.ttl
-}
-
-// evictExpired drops every expired record; the caller holds mu.
-func (g *Guard) evictExpired(now time.Time) {
-	for name, rec := range g.records {
-		if g.expired(rec, now) {
-			delete(g.records, name)
-		}
-	}
-}
-
-// splitOwnerKey separates an owner key into its name part and its UID; a
-// plain key has no UID. '@' never occurs in Kubernetes object names.
-func splitOwnerKey(key string) (name, uid string) {
-	if i := strings.IndexByte(key, '@'); i >= 0 {
-		return key[:i], key[i+1:]
-	}
-	return key, ""
+	return g.records.Len()
 }

@@ -250,8 +250,21 @@ func TestGuardTTLFromZeroTime(t *testing.T) {
 
 func TestGuardNonPositiveTTLPanics(t *testing.T) {
 	for _, ttl := range []time.Duration{0, -time.Second} {
-		assert.PanicsWithValue(t, fmt.Sprintf("consistency: non-positive TTL %v", ttl), func() { NewGuard(WithTTL(ttl)) })
+		assert.PanicsWithValue(t, fmt.Sprintf("consistency: WithTTL: non-positive TTL %v", ttl), func() { WithTTL(ttl) })
 	}
+}
+
+// Options follow the library convention: a value that can never be right
+// panics at the option, in the caller's goroutine; a nil Option is ignored.
+func TestGuardOptionConvention(t *testing.T) {
+	assert.PanicsWithValue(t, "consistency: WithClock: nil clock; omit the option for the real clock",
+		func() { WithClock(nil) })
+	assert.PanicsWithValue(t, "consistency: WithStore: nil store for pods",
+		func() { WithStore(podsGR, nil) })
+	store := newFakeStore("1")
+	g := NewGuard(nil, WithStore(podsGR, store), nil)
+	g.WroteAt("ns/a", podsGR, "5")
+	assert.ErrorIs(t, g.EnsureReady("ns/a"), ErrStaleCache)
 }
 
 // Expired records of owners that are never synced again (deleted without a

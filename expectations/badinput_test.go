@@ -9,15 +9,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A non-positive TTL is a programmer error: construction panics rather than
-// silently keeping the default.
+// A non-positive TTL is a programmer error: the option panics, in the
+// caller's goroutine, rather than silently keeping the default.
 func TestNonPositiveTTLPanics(t *testing.T) {
 	for _, ttl := range []time.Duration{0, -time.Second} {
-		assert.PanicsWithValue(t, fmt.Sprintf("expectations: non-positive TTL %v", ttl), func() {
-			NewControllerExpectations(WithTTL(ttl))
+		assert.PanicsWithValue(t, fmt.Sprintf("expectations: WithTTL: non-positive TTL %v", ttl), func() {
+			WithTTL(ttl)
 		})
 	}
 	assert.NotPanics(t, func() { NewControllerExpectations(WithTTL(time.Nanosecond)) })
+}
+
+// A nil clock has no documented meaning, so it panics at the option, as a
+// nil cache panics at NewUIDTrackingControllerExpectations; a nil Option is
+// ignored.
+func TestOptionConvention(t *testing.T) {
+	assert.PanicsWithValue(t, "expectations: WithClock: nil clock; omit the option for the real clock",
+		func() { WithClock(nil) })
+	c := NewControllerExpectations(nil, WithTTL(time.Minute), nil)
+	require.NoError(t, c.ExpectCreations("k", 1))
+	assert.False(t, c.SatisfiedExpectations("k"))
+	assert.PanicsWithValue(t, "expectations: NewUIDTrackingControllerExpectations: nil cache",
+		func() { NewUIDTrackingControllerExpectations(nil) })
 }
 
 // Negative counts are legal upstream (SetExpectations takes any int and the

@@ -2,23 +2,22 @@ package expectations
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/utils/clock"
+
+	"github.com/ctrlkit/ctrlkit/internal/ttlmap"
 )
 
-// minSweep is the fewest writes between two sweeps.
-const minSweep = 64
-
-// writesBeforeSweep schedules the next sweep of a table that holds n
-// entries after it: four writes per entry. A sweep costs one step per entry,
-// so each write pays a quarter step. Sweeping after one write per entry took
-// a tenth of the time of Expect+Observe+Satisfied; a quarter step takes 3%.
+// writesPerRecord is how many writes pay for sweeping one record: a sweep
+// comes after four writes per record it kept (see ttlmap.Schedule), so each
+// write pays a quarter step. Sweeping after one write per record took a
+// tenth of the time of Expect+Observe+Satisfied; a quarter step takes 3%.
 // Between sweeps a table grows to at most five times what it kept.
-func writesBeforeSweep(n int) int { return max(4*n, minSweep) }
+const writesPerRecord = 4
 
 // ControllerExpectations is a TTL cache of ControlleeExpectations, safe for
 // concurrent use. Create it with NewControllerExpectations.
@@ -28,25 +27,21 @@ func writesBeforeSweep(n int) int { return max(4*n, minSweep) }
 // one, so memory follows live owners without a goroutine and at a constant
 // cost per write.
 type ControllerExpectations struct {
-	ttl    time.Duration
-	clock  clock.PassiveClock
 	logger logr.Logger
-	// epoch is the clock's reading at construction. Records keep their
-	// time as an offset from it, read with clock.Since: with the real
-	// clock that is one monotonic reading, half the cost of Now, which
-	// is the largest single cost of a Set. (Monotonic readings also make
-	// expiry immune to wall-clock steps, as upstream's time.Since is.)
-	epoch time.Time
+	// clock reads time as offsets from its epoch, the clock's reading at
+	// construction; records keep their time as such an offset. (Reading
+	// it is half the cost of Now, which is the largest single cost of a
+	// Set, and monotonic readings make expiry immune to wall-clock steps,
+	// as upstream's time.Since is.)
+	clock ttlmap.Clock
 
-	// mu guards the map, the counters below, and every write the cache makes
-	// to a stored record. The record counters are also atomics, for callers of
-	// GetExpectations, who read and add to them without it.
+	// mu guards the table, the counter below, and every write the cache
+	// makes to a stored record. The record counters are also atomics, for
+	// callers of GetExpectations, who read and add to them without it.
 	// One lock is enough: with 8 workers, splitting the map into 16
 	// shards gained less than the run-to-run noise of the benchmark.
 	mu      sync.Mutex
-	records map[string]*ControlleeExpectations
-	// writesToSweep counts down the writes until the next sweep.
-	writesToSweep int
+	records ttlmap.Table[string, *ControlleeExpectations]
 	// lifetimes numbers the lifetimes handed out (see
 	// ControlleeExpectations.lifetime); 0 is never used.
 	lifetimes uint64
@@ -56,38 +51,28 @@ var _ ControllerExpectationsInterface = (*ControllerExpectations)(nil)
 
 // NewControllerExpectations returns an empty cache.
 func NewControllerExpectations(opts ...Option) *ControllerExpectations {
-	cfg := defaultConfig()
-	for _, opt := range opts {
-		opt(&cfg)
-	}
+	cfg := newConfig(opts)
 	return &ControllerExpectations{
-		ttl:           cfg.ttl,
-		clock:         cfg.clock,
-		epoch:         cfg.clock.Now(),
-		logger:        cfg.logger,
-		records:       make(map[string]*ControlleeExpectations),
-		writesToSweep: minSweep,
+		clock:   ttlmap.NewClock(cfg.clock),
+		logger:  cfg.logger,
+		records: ttlmap.New[string](cfg.ttl, writesPerRecord, recordSetAt),
 	}
 }
+
+func recordSetAt(rec *ControlleeExpectations) time.Duration { return rec.setAt }
 
 // now is the clock's reading as an offset from the epoch.
-func (c *ControllerExpectations) now() time.Duration { return c.clock.Since(c.epoch) }
-
-// expired applies upstream's rule: strictly older than the TTL.
-func (c *ControllerExpectations) expired(setAt, now time.Duration) bool {
-	return now-setAt > c.ttl
-}
+func (c *ControllerExpectations) now() time.Duration { return c.clock.Now() }
 
 // liveLocked returns key's record unless it is missing or expired at now;
 // an expired record is evicted and, if unfulfilled, appended to gone. The
 // caller holds mu.
 func (c *ControllerExpectations) liveLocked(key string, now time.Duration, gone []expiredRecord) (*ControlleeExpectations, []expiredRecord) {
-	rec := c.records[key]
-	if rec == nil || !c.expired(rec.setAt, now) {
-		return rec, gone
+	rec, state := c.records.Lookup(key, now)
+	if state == ttlmap.Expired {
+		return nil, appendIfUnfulfilled(gone, rec, now)
 	}
-	delete(c.records, key)
-	return nil, appendIfUnfulfilled(gone, rec, now)
+	return rec, gone
 }
 
 // GetExpectations returns the record for key and whether it exists. An
@@ -114,7 +99,7 @@ func (c *ControllerExpectations) GetExpectations(key string) (*ControlleeExpecta
 // observations. The clock is read only in that last case.
 func (c *ControllerExpectations) SatisfiedExpectations(key string) bool {
 	c.mu.Lock()
-	rec := c.records[key]
+	rec, _ := c.records.Get(key)
 	if rec == nil || rec.Fulfilled() {
 		c.mu.Unlock()
 		return true
@@ -124,7 +109,7 @@ func (c *ControllerExpectations) SatisfiedExpectations(key string) bool {
 	// Still waiting, so only expiry can satisfy it. The clock is read
 	// outside the lock.
 	now := c.now()
-	if !c.expired(setAt, now) {
+	if !c.records.StampExpired(setAt, now) {
 		return false
 	}
 	// Expired when read; look again, since a Set or an observation may
@@ -141,7 +126,7 @@ func (c *ControllerExpectations) SatisfiedExpectations(key string) bool {
 func (c *ControllerExpectations) DeleteExpectations(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.records, key)
+	c.records.Delete(key)
 }
 
 // SetExpectations replaces the record for key with one expecting add
@@ -169,9 +154,9 @@ func (c *ControllerExpectations) store(key string, add, del int64, names map[str
 	now := c.now()
 	var gone []expiredRecord
 	c.mu.Lock()
-	rec := c.records[key]
+	rec, _ := c.records.Get(key)
 	lifetime := uint64(0)
-	if rec != nil && !c.expired(rec.setAt, now) {
+	if rec != nil && !c.records.Expired(rec, now) {
 		lifetime = rec.lifetime
 	} else {
 		if rec != nil {
@@ -186,9 +171,9 @@ func (c *ControllerExpectations) store(key string, add, del int64, names map[str
 		// once. Plain writes suffice under mu.
 		rec.add, rec.del, rec.setAt, rec.names, rec.lifetime = add, del, now, names, lifetime
 	} else {
-		c.records[key] = &ControlleeExpectations{add: add, del: del, key: key, epoch: &c.epoch, setAt: now, names: names, lifetime: lifetime}
+		c.records.Put(key, &ControlleeExpectations{add: add, del: del, key: key, epoch: &c.clock.Epoch, setAt: now, names: names, lifetime: lifetime})
 	}
-	if c.writesToSweep--; c.writesToSweep <= 0 {
+	if c.records.Wrote() {
 		gone = c.sweep(now, gone)
 	}
 	c.mu.Unlock()
@@ -201,11 +186,23 @@ func (c *ControllerExpectations) store(key string, add, del int64, names map[str
 // treats it as absent, so that is unobservable, and it spares the
 // observation a clock read.
 func (c *ControllerExpectations) LowerExpectations(key string, add, del int) {
-	c.adjust(key, -int64(add), -int64(del))
+	c.adjust(key, negate(int64(add)), negate(int64(del)))
+}
+
+// negate is -n, except that math.MinInt64, which has no opposite, gives
+// math.MaxInt64: lowering by the most negative count raises as far as
+// possible, never wraps around.
+func negate(n int64) int64 {
+	if n == math.MinInt64 {
+		return math.MaxInt64
+	}
+	return -n
 }
 
 // RaiseExpectations adds add and del to the record's counters; no-op for an
-// unknown key. The TTL is not refreshed, as upstream.
+// unknown key. The TTL is not refreshed, as upstream. Counters saturate at
+// the int64 limits: a huge raise leaves the owner waiting, where upstream's
+// counter wraps around and reports it satisfied.
 func (c *ControllerExpectations) RaiseExpectations(key string, add, del int) {
 	c.adjust(key, int64(add), int64(del))
 }
@@ -214,7 +211,7 @@ func (c *ControllerExpectations) RaiseExpectations(key string, add, del int) {
 // the record in place.
 func (c *ControllerExpectations) adjust(key string, add, del int64) {
 	c.mu.Lock()
-	if rec := c.records[key]; rec != nil {
+	if rec, _ := c.records.Get(key); rec != nil {
 		rec.Add(add, del)
 	}
 	c.mu.Unlock()
@@ -250,7 +247,7 @@ func (c *ControllerExpectations) lifetime(key string) (uint64, bool) {
 func (c *ControllerExpectations) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.records)
+	return c.records.Len()
 }
 
 // EvictExpired removes every expired record now, logging the unfulfilled
@@ -259,9 +256,9 @@ func (c *ControllerExpectations) Len() int {
 func (c *ControllerExpectations) EvictExpired() int {
 	now := c.now()
 	c.mu.Lock()
-	before := len(c.records)
+	before := c.records.Len()
 	gone := c.sweep(now, nil)
-	removed := before - len(c.records)
+	removed := before - c.records.Len()
 	c.mu.Unlock()
 	c.logExpired(gone)
 	return removed
@@ -270,13 +267,9 @@ func (c *ControllerExpectations) EvictExpired() int {
 // sweep removes every expired record, appending the unfulfilled ones to
 // gone, and schedules the next sweep; the caller holds mu.
 func (c *ControllerExpectations) sweep(now time.Duration, gone []expiredRecord) []expiredRecord {
-	for key, rec := range c.records {
-		if c.expired(rec.setAt, now) {
-			delete(c.records, key)
-			gone = appendIfUnfulfilled(gone, rec, now)
-		}
-	}
-	c.writesToSweep = writesBeforeSweep(len(c.records))
+	c.records.Sweep(now, func(_ string, rec *ControlleeExpectations) {
+		gone = appendIfUnfulfilled(gone, rec, now)
+	})
 	return gone
 }
 
@@ -303,7 +296,7 @@ func appendIfUnfulfilled(gone []expiredRecord, rec *ControlleeExpectations, now 
 // synced although its informer has not caught up, which can duplicate work.
 func (c *ControllerExpectations) logExpired(gone []expiredRecord) {
 	for _, e := range gone {
-		kv := []any{"key", e.key, "add", e.add, "del", e.del, "age", e.age, "ttl", c.ttl}
+		kv := []any{"key", e.key, "add", e.add, "del", e.del, "age", e.age, "ttl", c.records.TTL()}
 		if len(e.names) > 0 {
 			kv = append(kv, "pendingNames", e.names)
 		}

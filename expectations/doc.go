@@ -24,7 +24,11 @@
 // Key records with OwnerKey (or OwnerKeyFor, OwnerKeyForRef) and keep the
 // plain "namespace/name" as the workqueue key: the key then carries the
 // owner's UID, so an owner deleted and re-created under the same name never
-// waits on its predecessor's record (kubernetes#142142).
+// waits on its predecessor's record (kubernetes#142142). An owner that waits
+// for several kinds of dependents keeps one record per scope: a constant
+// scope is a Scope made once with MustScope, whose KeyFor cannot fail, and
+// a scope read from data goes through OwnerScopeKeyFor, which returns an
+// error. Never append text to an owner key; ParseOwnerKey refuses it.
 //
 // A record that has waited longer than the TTL (ExpectationsTimeout unless
 // WithTTL says otherwise) no longer holds its owner back. Expired records are

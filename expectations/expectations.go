@@ -1,6 +1,7 @@
 package expectations
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -73,15 +74,37 @@ type ControlleeExpectations struct {
 	shared bool
 }
 
-// Add adds the deltas to the counters; negative deltas lower them.
+// Add adds the deltas to the counters; negative deltas lower them. A counter
+// saturates at the int64 limits instead of wrapping around: upstream's
+// RaiseExpectations by a huge count wraps to a negative one and reports the
+// owner satisfied.
 func (e *ControlleeExpectations) Add(add, del int64) {
-	// An observation moves one counter; skipping the other's atomic add of
+	// An observation moves one counter; skipping the other's update by
 	// zero changes nothing a reader can see.
 	if add != 0 {
-		atomic.AddInt64(&e.add, add)
+		addSaturating(&e.add, add)
 	}
 	if del != 0 {
-		atomic.AddInt64(&e.del, del)
+		addSaturating(&e.del, del)
+	}
+}
+
+// addSaturating adds delta to *counter atomically, clamping the sum to the
+// int64 range. Callers of GetExpectations may add without the cache's lock,
+// hence the compare-and-swap loop rather than a check and an add.
+func addSaturating(counter *int64, delta int64) {
+	for {
+		old := atomic.LoadInt64(counter)
+		sum := old + delta
+		switch {
+		case delta > 0 && sum < old:
+			sum = math.MaxInt64
+		case delta < 0 && sum > old:
+			sum = math.MinInt64
+		}
+		if atomic.CompareAndSwapInt64(counter, old, sum) {
+			return
+		}
 	}
 }
 

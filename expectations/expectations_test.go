@@ -254,3 +254,39 @@ func TestExtremeCounts(t *testing.T) {
 	assert.Equal(t, int64(math.MinInt), del)
 	assert.NotPanics(t, func() { c.LowerExpectations("k", math.MinInt, math.MaxInt) })
 }
+
+// A raise or lower by a huge count saturates: the old counters were plain
+// atomic adds, so ExpectCreations(1) followed by RaiseExpectations(MaxInt)
+// wrapped to a negative count and reported the owner satisfied.
+func TestHugeRaiseAndLowerSaturate(t *testing.T) {
+	c, _, _ := newTestCache(t, 0)
+	require.NoError(t, c.ExpectCreations("k", 1))
+	c.RaiseExpectations("k", math.MaxInt, 0)
+	assert.False(t, c.SatisfiedExpectations("k"), "a huge raise must not wrap to satisfied")
+	c.RaiseExpectations("k", math.MaxInt, math.MaxInt)
+	rec, _, _ := c.GetExpectations("k")
+	add, del := rec.GetExpectations()
+	assert.Equal(t, int64(math.MaxInt64), add)
+	assert.Equal(t, int64(math.MaxInt64), del)
+
+	require.NoError(t, c.ExpectDeletions("k", 0))
+	c.LowerExpectations("k", math.MaxInt, 0)
+	c.LowerExpectations("k", math.MaxInt, 0)
+	c.CreationObserved("k")
+	assert.True(t, c.SatisfiedExpectations("k"), "a huge lower must not wrap to waiting")
+	rec, _, _ = c.GetExpectations("k")
+	add, _ = rec.GetExpectations()
+	assert.Equal(t, int64(math.MinInt64), add)
+
+	// Lowering by the most negative int raises as far as it can.
+	require.NoError(t, c.ExpectCreations("k", 0))
+	c.LowerExpectations("k", math.MinInt, 0)
+	assert.False(t, c.SatisfiedExpectations("k"))
+
+	// The record's own Add saturates too.
+	var e ControlleeExpectations
+	e.Add(math.MaxInt64, math.MinInt64)
+	e.Add(1, -1)
+	add, del = e.GetExpectations()
+	assert.Equal(t, [2]int64{math.MaxInt64, math.MinInt64}, [2]int64{add, del})
+}

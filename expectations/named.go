@@ -31,7 +31,7 @@ func (c *ControllerExpectations) ExpectCreationsNamed(key string, names []string
 func (c *ControllerExpectations) CreationObservedNamed(key, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rec := c.records[key]
+	rec, _ := c.records.Get(key)
 	if rec == nil {
 		return
 	}

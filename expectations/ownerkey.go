@@ -3,10 +3,11 @@ package expectations
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlkit/ctrlkit/internal/ownerkey"
 )
 
 // Owner keys bind a record to one incarnation of its owner (kubernetes#142142).
@@ -14,8 +15,9 @@ import (
 // under the same name inherits the unsatisfied record of its predecessor and
 // stalls until the TTL runs out. Embedding the UID gives the new incarnation a
 // different key: it starts with no record, and the old one expires and is
-// evicted. '@' cannot occur in a namespace or an object name, so the split is
-// unambiguous.
+// evicted. '@' cannot occur in a namespace or an object name, and '/', '@'
+// and '#' never occur in a UID, so the split is unambiguous. The consistency
+// package reads the same keys (both use internal/ownerkey).
 
 // ErrInvalidOwnerKey is wrapped by ParseOwnerKey's errors.
 var ErrInvalidOwnerKey = errors.New("expectations: invalid owner key")
@@ -28,14 +30,7 @@ var ErrInvalidOwnerKey = errors.New("expectations: invalid owner key")
 // expectations call. Pod handlers get the UID from the pod's controllerRef,
 // so they address the same incarnation the controller set expectations for.
 func OwnerKey(namespace, name string, uid types.UID) string {
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	if uid == "" {
-		return key
-	}
-	return key + "@" + string(uid)
+	return ownerkey.Join(namespace, name, string(uid))
 }
 
 // OwnerKeyFor returns OwnerKey for obj's namespace, name and UID.
@@ -54,28 +49,15 @@ func OwnerKeyForRef(namespace string, ref *metav1.OwnerReference) string {
 }
 
 // ParseOwnerKey splits a key made by OwnerKey. A key without '@' is a plain
-// upstream key and yields an empty uid. Errors wrap ErrInvalidOwnerKey.
+// upstream key and yields an empty uid. Errors wrap ErrInvalidOwnerKey. A UID
+// never contains '/', '@' or '#', so a key with one after the '@' is refused:
+// it is an owner key with text appended ("ns/job@uid/worker/pods"), which
+// would otherwise read as a UID that matches no owner. Build per-scope keys
+// with OwnerScopeKey or a Scope instead.
 func ParseOwnerKey(key string) (namespace, name string, uid types.UID, err error) {
-	rest := key
-	if i := strings.IndexByte(key, '@'); i >= 0 {
-		rest, uid = key[:i], types.UID(key[i+1:])
-		if uid == "" {
-			return "", "", "", fmt.Errorf("%w %q: empty UID after '@'", ErrInvalidOwnerKey, key)
-		}
+	namespace, name, u, err := ownerkey.Parse(key)
+	if err != nil {
+		return "", "", "", fmt.Errorf("%w %q: %w", ErrInvalidOwnerKey, key, err)
 	}
-	switch parts := strings.Split(rest, "/"); len(parts) {
-	case 1:
-		name = parts[0]
-	case 2:
-		namespace, name = parts[0], parts[1]
-		if namespace == "" {
-			return "", "", "", fmt.Errorf("%w %q: empty namespace before '/'", ErrInvalidOwnerKey, key)
-		}
-	default:
-		return "", "", "", fmt.Errorf("%w %q: more than one '/'", ErrInvalidOwnerKey, key)
-	}
-	if name == "" {
-		return "", "", "", fmt.Errorf("%w %q: empty name", ErrInvalidOwnerKey, key)
-	}
-	return namespace, name, uid, nil
+	return namespace, name, types.UID(u), nil
 }

@@ -1,6 +1,7 @@
 package expectations
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -69,6 +70,27 @@ func TestParseOwnerKeyErrors(t *testing.T) {
 			assert.ErrorIs(t, err, ErrInvalidOwnerKey)
 		})
 	}
+}
+
+// An owner key with text appended after the UID is not an owner key: a UID
+// never contains '/', '@' or '#'. The old parser read
+// OwnerKeyFor(job)+"/worker/pods" as the UID "uid-1/worker/pods".
+func TestParseOwnerKeyRefusesSuffixedUID(t *testing.T) {
+	job := &metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "uid-1"}
+	for _, key := range []string{
+		OwnerKeyFor(job) + "/worker/pods",
+		OwnerKeyFor(job) + "@again",
+		OwnerKeyFor(job) + "#worker",
+	} {
+		_, _, uid, err := ParseOwnerKey(key)
+		assert.ErrorIs(t, err, ErrInvalidOwnerKey, key)
+		assert.Contains(t, fmt.Sprint(err), "UID contains", key)
+		assert.Empty(t, uid, key)
+	}
+	// The scoped form of the same key is what to build instead.
+	ns, name, uid, scope, err := ParseOwnerScopeKey(MustScope("worker-pods").KeyFor(job))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns", "job", "uid-1", "worker-pods"}, []string{ns, name, string(uid), scope})
 }
 
 // TestRecreatedOwnerDoesNotInheritExpectations pins the fix for

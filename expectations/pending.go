@@ -60,8 +60,8 @@ func (c *ControllerExpectations) PendingAll() []PendingReport {
 	now := c.now()
 	var out []PendingReport
 	c.mu.Lock()
-	for _, rec := range c.records {
-		if !rec.Fulfilled() && !c.expired(rec.setAt, now) {
+	for _, rec := range c.records.All() {
+		if !rec.Fulfilled() && !c.records.Expired(rec, now) {
 			out = append(out, report(rec, now))
 		}
 	}

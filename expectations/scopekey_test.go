@@ -68,6 +68,29 @@ func TestOwnerScopeKeyKeepsUIDBinding(t *testing.T) {
 	require.Error(t, err)
 }
 
+// A constant scope is validated once; its keys equal OwnerScopeKey's and
+// have no error path. An invalid constant panics where it is made.
+func TestScope(t *testing.T) {
+	workers := MustScope("worker")
+	job := &metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "u1"}
+	want, err := OwnerScopeKeyFor(job, "worker")
+	require.NoError(t, err)
+	assert.Equal(t, want, workers.KeyFor(job))
+	assert.Equal(t, "cluster-wide#worker@u2", workers.Key("", "cluster-wide", "u2"))
+	ref := metav1.NewControllerRef(job, metav1.SchemeGroupVersion.WithKind("Job"))
+	assert.Equal(t, want, workers.KeyForRef("ns", ref))
+	assert.Equal(t, "", workers.KeyForRef("ns", nil))
+	assert.Equal(t, "worker", workers.String())
+
+	for _, bad := range []string{"", "a#b", "a@b", "a/b"} {
+		_, err := NewScope(bad)
+		require.ErrorIs(t, err, ErrInvalidOwnerKey, "scope %q", bad)
+		assert.Panics(t, func() { MustScope(bad) }, "scope %q", bad)
+	}
+	assert.PanicsWithValue(t, "expectations: zero Scope; build it with MustScope or NewScope",
+		func() { Scope{}.KeyFor(job) })
+}
+
 // A controller that creates two kinds of pods for one owner keeps one
 // expectations record per kind.
 func ExampleOwnerScopeKey() {
@@ -78,4 +101,14 @@ func ExampleOwnerScopeKey() {
 	// Output:
 	// team-a/train#worker@3f2c
 	// team-a/train#ps@3f2c
+}
+
+// Scopes the controller knows at compile time are made once; their keys
+// cannot fail.
+func ExampleMustScope() {
+	workerPods := MustScope("worker-pods") // usually a package-level var
+	job := &metav1.ObjectMeta{Namespace: "team-a", Name: "train", UID: "3f2c"}
+	fmt.Println(workerPods.KeyFor(job))
+	// Output:
+	// team-a/train#worker-pods@3f2c
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/internal/ttlmap"
 )
 
 // UIDTrackingControllerExpectations remembers which dependents an owner
@@ -31,12 +33,12 @@ type UIDTrackingControllerExpectations struct {
 	cache  *ControllerExpectations
 	logger logr.Logger
 
-	// mu guards sets and writesToSweep. It is held while the wrapped cache is
+	// mu guards sets and sweep. It is held while the wrapped cache is
 	// called, as upstream holds its lock, so an observation never
 	// interleaves with the ExpectDeletions it answers.
-	mu            sync.Mutex
-	sets          map[string]*deleteSet
-	writesToSweep int
+	mu    sync.Mutex
+	sets  map[string]*deleteSet
+	sweep ttlmap.Schedule
 }
 
 type deleteSet struct {
@@ -45,13 +47,17 @@ type deleteSet struct {
 }
 
 // NewUIDTrackingControllerExpectations wraps ce. Logs go to ce's logger when
-// ce is a *ControllerExpectations, and to klog.Background() otherwise.
+// ce is a *ControllerExpectations, and to klog.Background() otherwise. A nil
+// ce is a programmer error and panics.
 func NewUIDTrackingControllerExpectations(ce ControllerExpectationsInterface) *UIDTrackingControllerExpectations {
+	if ce == nil {
+		panic("expectations: NewUIDTrackingControllerExpectations: nil cache")
+	}
 	u := &UIDTrackingControllerExpectations{
 		ControllerExpectationsInterface: ce,
 		logger:                          klog.Background(),
 		sets:                            make(map[string]*deleteSet),
-		writesToSweep:                   minSweep,
+		sweep:                           ttlmap.NewSchedule(writesPerRecord),
 	}
 	if c, ok := ce.(*ControllerExpectations); ok {
 		u.cache, u.logger = c, c.logger
@@ -109,19 +115,19 @@ func (u *UIDTrackingControllerExpectations) ExpectDeletions(key string, deletedK
 	err := u.ControllerExpectationsInterface.ExpectDeletions(key, entry.keys.Len())
 	entry.lifetime, _ = u.lifetime(key)
 	u.sets[key] = entry
-	if u.writesToSweep--; u.writesToSweep <= 0 {
-		u.sweep()
+	if u.sweep.Wrote() {
+		u.dropVanishedSets()
 	}
 	return err
 }
 
-// sweep drops the sets whose wrapped record is gone, and schedules the next
-// sweep (see writesBeforeSweep); the caller holds mu.
-func (u *UIDTrackingControllerExpectations) sweep() {
+// dropVanishedSets drops the sets whose wrapped record is gone, and
+// schedules the next sweep, at the wrapped cache's rate; the caller holds mu.
+func (u *UIDTrackingControllerExpectations) dropVanishedSets() {
 	for key := range u.sets {
 		u.liveSet(key)
 	}
-	u.writesToSweep = writesBeforeSweep(len(u.sets))
+	u.sweep.Swept(len(u.sets))
 }
 
 // DeletionObserved records that the dependent deleteKey of key is gone. Only
@@ -136,6 +142,63 @@ func (u *UIDTrackingControllerExpectations) DeletionObserved(key, deleteKey stri
 	}
 	entry.keys.Delete(deleteKey)
 	u.ControllerExpectationsInterface.DeletionObserved(key)
+}
+
+// namedCreations is what a wrapped cache needs for creation tracking by
+// name; *ControllerExpectations has it.
+type namedCreations interface {
+	ExpectCreationsNamed(key string, names []string) error
+	CreationObservedNamed(key, name string)
+}
+
+// ExpectCreationsNamed passes through to the wrapped cache's
+// ExpectCreationsNamed (see ControllerExpectations), so one handle tracks
+// creations by name and deletions by dependent key. As with ExpectCreations,
+// the dependent-key set is left alone. A wrapped cache that cannot track
+// names is asked to ExpectCreations the number of distinct names instead.
+func (u *UIDTrackingControllerExpectations) ExpectCreationsNamed(key string, names []string) error {
+	if n, ok := u.ControllerExpectationsInterface.(namedCreations); ok {
+		return n.ExpectCreationsNamed(key, names)
+	}
+	return u.ControllerExpectationsInterface.ExpectCreations(key, len(sets.New(names...)))
+}
+
+// CreationObservedNamed passes through to the wrapped cache's
+// CreationObservedNamed; over a cache that cannot track names it is
+// CreationObserved, which is what CreationObservedNamed does on a record set
+// by counts.
+func (u *UIDTrackingControllerExpectations) CreationObservedNamed(key, name string) {
+	if n, ok := u.ControllerExpectationsInterface.(namedCreations); ok {
+		n.CreationObservedNamed(key, name)
+		return
+	}
+	u.ControllerExpectationsInterface.CreationObserved(key)
+}
+
+// pendingReports is what a wrapped cache needs to report pending records;
+// *ControllerExpectations has it.
+type pendingReports interface {
+	Pending(key string) (PendingReport, bool)
+	PendingAll() []PendingReport
+}
+
+// Pending passes through to the wrapped cache's Pending (see
+// ControllerExpectations); PendingDeletions names the dependent keys. A
+// wrapped cache that cannot report returns false.
+func (u *UIDTrackingControllerExpectations) Pending(key string) (PendingReport, bool) {
+	if p, ok := u.ControllerExpectationsInterface.(pendingReports); ok {
+		return p.Pending(key)
+	}
+	return PendingReport{}, false
+}
+
+// PendingAll passes through to the wrapped cache's PendingAll; nil for a
+// wrapped cache that cannot report.
+func (u *UIDTrackingControllerExpectations) PendingAll() []PendingReport {
+	if p, ok := u.ControllerExpectationsInterface.(pendingReports); ok {
+		return p.PendingAll()
+	}
+	return nil
 }
 
 // DeleteExpectations forgets both the dependent-key set and the wrapped

@@ -25,6 +25,10 @@ type uidTrackingAPI interface {
 	RaiseExpectations(key string, add, del int)
 	LowerExpectations(key string, add, del int)
 	GetUIDs(key string) sets.Set[string]
+	ExpectCreationsNamed(key string, names []string) error
+	CreationObservedNamed(key, name string)
+	Pending(key string) (PendingReport, bool)
+	PendingAll() []PendingReport
 }
 
 var _ uidTrackingAPI = (*UIDTrackingControllerExpectations)(nil)
@@ -124,6 +128,53 @@ func TestUIDTrackingPassThrough(t *testing.T) {
 	assert.Zero(t, add)
 	assert.Equal(t, int64(1), del)
 	assert.Nil(t, u.GetUIDs("rc"), "SetExpectations does not create a key set")
+}
+
+// One handle serves creations by name and deletions by dependent key: the
+// named methods pass through to the wrapped cache.
+func TestUIDTrackingPassesNamedCreationsThrough(t *testing.T) {
+	c := NewControllerExpectations()
+	u := NewUIDTrackingControllerExpectations(c)
+	require.NoError(t, u.ExpectCreationsNamed("rc", []string{"a", "b", "a"}))
+	u.CreationObservedNamed("rc", "a")
+	u.CreationObservedNamed("rc", "a") // repeated: ignored
+	u.CreationObservedNamed("rc", "x") // unexpected: ignored
+	assert.False(t, u.SatisfiedExpectations("rc"))
+	r, ok := c.Pending("rc")
+	require.True(t, ok)
+	assert.Equal(t, []string{"b"}, r.PendingNames, "the wrapped record tracks the names")
+	all := u.PendingAll()
+	require.Len(t, all, 1)
+	assert.Equal(t, []string{"b"}, all[0].PendingNames, "reports pass through too")
+	u.CreationObservedNamed("rc", "b")
+	assert.True(t, u.SatisfiedExpectations("rc"))
+	r, ok = u.Pending("rc")
+	require.True(t, ok)
+	assert.True(t, r.Fulfilled)
+
+	// Deletions by key keep working on the same handle and key.
+	require.NoError(t, u.ExpectDeletions("rc", []string{"ns/p"}))
+	u.DeletionObserved("rc", "ns/p")
+	assert.True(t, u.SatisfiedExpectations("rc"))
+}
+
+// Over a cache that cannot track names, the named methods count.
+func TestUIDTrackingNamedOverCountingCache(t *testing.T) {
+	type countingOnly struct {
+		ControllerExpectationsInterface
+	}
+	c := NewControllerExpectations()
+	u := NewUIDTrackingControllerExpectations(countingOnly{c})
+	require.NoError(t, u.ExpectCreationsNamed("rc", []string{"a", "b", "a"}))
+	rec, _, _ := c.GetExpectations("rc")
+	add, _ := rec.GetExpectations()
+	assert.Equal(t, int64(2), add, "distinct names are counted")
+	u.CreationObservedNamed("rc", "a")
+	u.CreationObservedNamed("rc", "z")
+	assert.True(t, u.SatisfiedExpectations("rc"))
+	_, ok := u.Pending("rc")
+	assert.False(t, ok, "a cache that cannot report has nothing to say")
+	assert.Nil(t, u.PendingAll())
 }
 
 func TestUIDTrackingGetUIDsIsACopy(t *testing.T) {

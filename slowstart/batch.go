@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // InitialBatchSize is the size of the first batch controllers use by default,
@@ -30,7 +28,14 @@ const InitialBatchSize = 1
 //
 // count <= 0 or initialBatchSize <= 0 returns (0, nil) without calling fn.
 // Every goroutine Batch starts has exited when it returns.
+//
+// A nil ctx or fn is a programmer error: Batch panics in the caller's
+// goroutine, whatever the count, rather than in a goroutine of its own,
+// where no caller could recover.
 func Batch(ctx context.Context, count, initialBatchSize int, fn func(context.Context) error, opts ...Option) (successes int, err error) {
+	if fn == nil {
+		panic("slowstart: Batch: nil function")
+	}
 	return BatchIndexed(ctx, count, initialBatchSize, func(ctx context.Context, _ int) error { return fn(ctx) }, opts...)
 }
 
@@ -38,14 +43,19 @@ func Batch(ctx context.Context, count, initialBatchSize int, fn func(context.Con
 // fn receives i = 0, 1, ..., count-1, each exactly once until a batch fails,
 // and the calls of one batch get consecutive indices. Controllers that name
 // what they create by index (pod-0, pod-1, ...) use it.
+//
+// As with Batch, a nil ctx or fn panics in the caller's goroutine.
 func BatchIndexed(ctx context.Context, count, initialBatchSize int, fn func(ctx context.Context, i int) error, opts ...Option) (successes int, err error) {
+	if ctx == nil {
+		panic("slowstart: nil context")
+	}
+	if fn == nil {
+		panic("slowstart: BatchIndexed: nil function")
+	}
 	if count <= 0 || initialBatchSize <= 0 {
 		return 0, nil
 	}
-	var cfg config
-	for _, opt := range opts {
-		opt(&cfg)
-	}
+	cfg := newConfig(opts)
 	start := 0
 	for size := min(count, initialBatchSize); size > 0; size = nextSize(size, count-start) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -80,35 +90,44 @@ func stopped(ctx context.Context, ctxErr error, done, count int) error {
 }
 
 // runBatch runs the calls start, ..., start+size-1, one goroutine per call
-// (at most maxConcurrency at a time when it is positive), and returns how
-// many failed and their joined errors.
+// (at most maxConcurrency at a time when it is positive), waits for all of
+// them, and returns how many failed and their joined errors. Every error
+// counts and none cuts the batch short, which is why this is a WaitGroup
+// and a semaphore rather than an errgroup, whose Wait keeps only the first.
 func runBatch(ctx context.Context, start, size, maxConcurrency int, fn func(context.Context, int) error) (int, error) {
 	var (
-		g    errgroup.Group
-		next atomic.Int64 // the next index to hand out, from start
-		mu   sync.Mutex
-		errs []error
+		wg sync.WaitGroup
+		// next is the next index to hand out, from start. Each goroutine
+		// takes its index itself, so that every call of a batch shares one
+		// closure: a go statement with an argument would allocate one.
+		next atomic.Int64
+		// slots is the semaphore; nil when no cap is below the batch size.
+		slots chan struct{}
+		mu    sync.Mutex // guards errs
+		errs  []error
 	)
-	if maxConcurrency > 0 {
-		g.SetLimit(maxConcurrency)
+	if maxConcurrency > 0 && maxConcurrency < size {
+		slots = make(chan struct{}, maxConcurrency)
 	}
-	// One closure serves every call of the batch: each goroutine takes
-	// the next index itself, so a call costs errgroup's allocation and no
-	// closure of its own.
-	call := func() error {
+	call := func() {
 		if err := fn(ctx, start+int(next.Add(1)-1)); err != nil {
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
 		}
-		// Every error is collected above; none may cut the batch short,
-		// so the group itself never sees one.
-		return nil
+		if slots != nil {
+			<-slots
+		}
+		wg.Done()
 	}
+	wg.Add(size)
 	for range size {
-		g.Go(call)
+		if slots != nil {
+			slots <- struct{}{} // wait for a running call to finish
+		}
+		go call()
 	}
-	_ = g.Wait()
+	wg.Wait()
 	if len(errs) == 0 {
 		return 0, nil
 	}

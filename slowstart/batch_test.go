@@ -253,16 +253,39 @@ func TestBatchContext(t *testing.T) {
 }
 
 func TestBatchBadInput(t *testing.T) {
-	t.Run("nil fn with nothing to do", func(t *testing.T) {
-		successes, err := Batch(context.Background(), 0, 1, nil)
-		assert.Equal(t, 0, successes)
-		assert.NoError(t, err)
-	})
 	t.Run("negative max concurrency panics", func(t *testing.T) {
 		assert.PanicsWithValue(t,
-			"slowstart: WithMaxConcurrency(-2): the cap must be positive, or 0 for none",
+			"slowstart: WithMaxConcurrency: negative cap -2; the cap must be positive, or 0 for none",
 			func() { WithMaxConcurrency(-2) })
 	})
+	t.Run("nil options are ignored", func(t *testing.T) {
+		fn, calls := ordinalFn(-1, nil)
+		successes, err := Batch(context.Background(), 5, 1, fn, nil, WithMaxConcurrency(2), nil)
+		require.NoError(t, err)
+		assert.Equal(t, 5, successes)
+		assert.Equal(t, int64(5), calls.Load())
+	})
+}
+
+// A nil fn or ctx is a programmer error, so it panics where the caller can
+// recover it: in the caller's goroutine. The previous code called the nil fn
+// in a goroutine of its own, which crashed the process; recover below would
+// never have run.
+func TestBatchNilFuncPanicsInCaller(t *testing.T) {
+	recovered := func(call func()) (r any) {
+		defer func() { r = recover() }()
+		call()
+		return nil
+	}
+	for _, count := range []int{0, 1, 10} {
+		assert.Equal(t, "slowstart: Batch: nil function",
+			recovered(func() { _, _ = Batch(context.Background(), count, 1, nil) }), "count %d", count)
+		assert.Equal(t, "slowstart: BatchIndexed: nil function",
+			recovered(func() { _, _ = BatchIndexed(context.Background(), count, 1, nil) }), "count %d", count)
+	}
+	//nolint:staticcheck // a nil context is the point of the test
+	assert.Equal(t, "slowstart: nil context",
+		recovered(func() { _, _ = Batch(nil, 3, 1, func(context.Context) error { return nil }) }))
 }
 
 func TestBatchIndexed(t *testing.T) {

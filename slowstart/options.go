@@ -2,7 +2,7 @@ package slowstart
 
 import "fmt"
 
-// Option configures a Batch or BatchIndexed call.
+// Option configures a Batch or BatchIndexed call. A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
@@ -18,7 +18,17 @@ type config struct {
 // cap, which is the default. A negative n is a programmer error and panics.
 func WithMaxConcurrency(n int) Option {
 	if n < 0 {
-		panic(fmt.Sprintf("slowstart: WithMaxConcurrency(%d): the cap must be positive, or 0 for none", n))
+		panic(fmt.Sprintf("slowstart: WithMaxConcurrency: negative cap %d; the cap must be positive, or 0 for none", n))
 	}
 	return func(c *config) { c.maxConcurrency = n }
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	return c
 }

@@ -136,6 +136,6 @@ func TestAddWithOptsMergesWithQueuedItem(t *testing.T) {
 
 func TestWithAgeingRejectsNegative(t *testing.T) {
 	assert.PanicsWithValue(t,
-		"workqueue: WithAgeing(-1s): the ageing period must not be negative; 0 makes priorities strict",
+		"workqueue: WithAgeing: negative ageing period -1s; 0 makes priorities strict",
 		func() { WithAgeing(-time.Second) })
 }

@@ -19,35 +19,6 @@ type RateLimiter[T comparable] interface {
 	NumRequeues(item T) int
 }
 
-// DefaultMaxTrackedItems caps how many items a per-item limiter remembers,
-// so a caller that never calls Forget cannot grow memory without bound
-// (kubernetes#138743). At the cap a new item evicts the item with the fewest
-// failures, so long backoffs survive; the evicted item restarts at the base
-// delay, which is the safe direction to err in.
-const DefaultMaxTrackedItems = 1 << 16
-
-// LimiterOption configures the per-item limiters.
-type LimiterOption func(*limiterConfig)
-
-type limiterConfig struct{ maxTracked int }
-
-// WithMaxTrackedItems sets the per-item history cap. n must be at least 1;
-// anything less is a programmer error and panics.
-func WithMaxTrackedItems(n int) LimiterOption {
-	if n < 1 {
-		panic(fmt.Sprintf("workqueue: WithMaxTrackedItems(%d): the cap must be at least 1", n))
-	}
-	return func(c *limiterConfig) { c.maxTracked = n }
-}
-
-func newLimiterConfig(opts []LimiterOption) limiterConfig {
-	c := limiterConfig{maxTracked: DefaultMaxTrackedItems}
-	for _, o := range opts {
-		o(&c)
-	}
-	return c
-}
-
 // ItemExponentialFailureRateLimiter waits base·2^failures, capped at max.
 type ItemExponentialFailureRateLimiter[T comparable] struct {
 	f         failures[T]
@@ -129,8 +100,14 @@ type MaxOfRateLimiter[T comparable] struct {
 	limiters []RateLimiter[T]
 }
 
-// NewMaxOfRateLimiter combines limiters.
+// NewMaxOfRateLimiter combines limiters. A nil limiter is a programmer error
+// and panics here rather than at the first retry.
 func NewMaxOfRateLimiter[T comparable](limiters ...RateLimiter[T]) *MaxOfRateLimiter[T] {
+	for i, l := range limiters {
+		if l == nil {
+			panic(fmt.Sprintf("workqueue: NewMaxOfRateLimiter: limiter %d is nil", i))
+		}
+	}
 	return &MaxOfRateLimiter[T]{limiters: limiters}
 }
 
@@ -169,6 +146,9 @@ type BucketRateLimiter[T comparable] struct {
 
 // When implements RateLimiter.
 func (r *BucketRateLimiter[T]) When(T) time.Duration {
+	if r.Limiter == nil {
+		return 0
+	}
 	return r.Reserve().Delay()
 }
 
@@ -184,8 +164,12 @@ type WithMaxWaitRateLimiter[T comparable] struct {
 	maxDelay time.Duration
 }
 
-// NewWithMaxWaitRateLimiter caps rl's delays at maxDelay.
+// NewWithMaxWaitRateLimiter caps rl's delays at maxDelay. A nil rl is a
+// programmer error and panics here rather than at the first retry.
 func NewWithMaxWaitRateLimiter[T comparable](rl RateLimiter[T], maxDelay time.Duration) *WithMaxWaitRateLimiter[T] {
+	if rl == nil {
+		panic("workqueue: NewWithMaxWaitRateLimiter: nil rate limiter")
+	}
 	return &WithMaxWaitRateLimiter[T]{limiter: rl, maxDelay: maxDelay}
 }
 

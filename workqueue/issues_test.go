@@ -264,7 +264,7 @@ func TestIssue138743_CapEvictsLeastFailed(t *testing.T) {
 }
 
 func TestWithMaxTrackedItemsRejectsNonPositive(t *testing.T) {
-	assert.PanicsWithValue(t, "workqueue: WithMaxTrackedItems(0): the cap must be at least 1",
+	assert.PanicsWithValue(t, "workqueue: WithMaxTrackedItems: cap 0 is below 1",
 		func() { WithMaxTrackedItems(0) })
 }
 

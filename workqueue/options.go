@@ -13,7 +13,8 @@ import (
 // ordered by priority.
 const DefaultAgeing = 30 * time.Second
 
-// Option configures a queue built by New, NewDelaying or NewRateLimiting.
+// Option configures a queue built by New, NewDelaying or NewRateLimiting. A
+// nil Option is ignored.
 type Option func(*config)
 
 type config struct {
@@ -26,7 +27,9 @@ type config struct {
 func newConfig(opts []Option) config {
 	c := config{clock: clock.RealClock{}, ageing: DefaultAgeing}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	return c
 }
@@ -42,6 +45,9 @@ func WithName(name string) Option {
 // default is the real clock. The queue sets timers, so it needs a
 // clock.WithTicker, the richest of the k8s.io/utils/clock interfaces.
 func WithClock(cl clock.WithTicker) Option {
+	if cl == nil {
+		panic("workqueue: WithClock: nil clock; omit the option for the real clock")
+	}
 	return func(c *config) { c.clock = cl }
 }
 
@@ -60,7 +66,38 @@ func WithMetricsProvider(p MetricsProvider) Option {
 // priorities strict. A negative d is a programmer error and panics.
 func WithAgeing(d time.Duration) Option {
 	if d < 0 {
-		panic(fmt.Sprintf("workqueue: WithAgeing(%v): the ageing period must not be negative; 0 makes priorities strict", d))
+		panic(fmt.Sprintf("workqueue: WithAgeing: negative ageing period %v; 0 makes priorities strict", d))
 	}
 	return func(c *config) { c.ageing = d }
+}
+
+// DefaultMaxTrackedItems caps how many items a per-item limiter remembers,
+// so a caller that never calls Forget cannot grow memory without bound
+// (kubernetes#138743). At the cap a new item evicts the item with the fewest
+// failures, so long backoffs survive; the evicted item restarts at the base
+// delay, which is the safe direction to err in.
+const DefaultMaxTrackedItems = 1 << 16
+
+// LimiterOption configures the per-item limiters.
+type LimiterOption func(*limiterConfig)
+
+type limiterConfig struct{ maxTracked int }
+
+// WithMaxTrackedItems sets the per-item history cap. n must be at least 1;
+// anything less is a programmer error and panics.
+func WithMaxTrackedItems(n int) LimiterOption {
+	if n < 1 {
+		panic(fmt.Sprintf("workqueue: WithMaxTrackedItems: cap %d is below 1", n))
+	}
+	return func(c *limiterConfig) { c.maxTracked = n }
+}
+
+func newLimiterConfig(opts []LimiterOption) limiterConfig {
+	c := limiterConfig{maxTracked: DefaultMaxTrackedItems}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
 }

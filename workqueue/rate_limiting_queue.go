@@ -15,10 +15,14 @@ type RateLimitingQueue[T comparable] struct {
 }
 
 // NewRateLimiting returns a queue that delays AddRateLimited (and
-// AddWithOpts with RateLimited set) by rl; DefaultControllerRateLimiter is
-// client-go's choice. Remember to call Forget when an item succeeds: it
-// resets the item's backoff (limiters also cap what they keep).
+// AddWithOpts with RateLimited set) by rl. A nil rl means
+// DefaultControllerRateLimiter, client-go's choice. Remember to call Forget
+// when an item succeeds: it resets the item's backoff (limiters also cap what
+// they keep).
 func NewRateLimiting[T comparable](rl RateLimiter[T], opts ...Option) *RateLimitingQueue[T] {
+	if rl == nil {
+		rl = DefaultControllerRateLimiter[T]()
+	}
 	q := New[T](opts...)
 	q.limiter = rl
 	return &RateLimitingQueue[T]{Queue: q}

@@ -47,8 +47,13 @@ var _ cgworkqueue.MetricsProvider = (*Provider)(nil)
 // provider that records on them. Building a second provider on the same
 // registry reuses the metrics already registered there, so any number of
 // providers and queues share one registry without a collision. It fails
-// when reg holds a different metric under one of the names.
+// when reg holds a different metric under one of the names. A nil reg is a
+// programmer error and panics (prometheus.DefaultRegisterer is the global
+// registry).
 func NewProvider(reg prometheus.Registerer) (*Provider, error) {
+	if reg == nil {
+		panic("prommetrics: NewProvider: nil registerer; pass prometheus.DefaultRegisterer for the global registry")
+	}
 	label := []string{NameLabel}
 	p := &Provider{}
 	var err error

@@ -148,3 +148,11 @@ func TestClientGoQueue(t *testing.T) {
 	q.ShutDown()
 	assert.Equal(t, 1.0, testutil.ToFloat64(p.adds.WithLabelValues("clientgo")))
 }
+
+// A nil registerer is a programmer error: it panics at the call with a
+// message saying what to pass, not with a nil dereference inside Register.
+func TestNewProviderNilRegistererPanics(t *testing.T) {
+	assert.PanicsWithValue(t,
+		"prommetrics: NewProvider: nil registerer; pass prometheus.DefaultRegisterer for the global registry",
+		func() { _, _ = NewProvider(nil) })
+}
