@@ -162,6 +162,9 @@ func (s byRules) Less(i, j int) bool {
 	if a.head != b.head {
 		return a.head < b.head
 	}
+	if a.head&headNilBit != 0 {
+		return false // two nil pods are equivalent; their keys hold no times
+	}
 	if a.rank != b.rank {
 		return a.rank > b.rank
 	}
