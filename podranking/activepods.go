@@ -75,7 +75,7 @@ func (s ActivePodsWithRanks) Compare(i, j int) int {
 // Explain says which rule of Less orders pod i against pod j, with the
 // compared values; its Order equals Compare(i, j).
 func (s ActivePodsWithRanks) Explain(i, j int) Decision {
-	r := s.prepare([]*v1.Pod{s.Pods[i], s.Pods[j]}, []int{s.rank(i), s.rank(j)}, make([]key, 2))
+	r := s.prepare([]*v1.Pod{s.Pods[i], s.Pods[j]}, []int{s.rank(i), s.rank(j)}, make([]key, 2), nil)
 	return r.explain(&r.keys[0], &r.keys[1])
 }
 
@@ -98,9 +98,10 @@ func (s ActivePodsWithRanks) Sorted() []*v1.Pod { return s.sorted(len(s.Pods)) }
 
 // sorted returns the first n pods of the sorted order.
 func (s ActivePodsWithRanks) sorted(n int) []*v1.Pod {
-	r := s.prepare(s.Pods, s.Rank, getKeys(len(s.Pods)))
-	defer putKeys(r.keys)
-	r.sortKeys()
+	b := getBuffers(len(s.Pods))
+	defer putBuffers(b)
+	r := s.prepare(s.Pods, s.Rank, b.keys, b.order)
+	r.sortTo(n)
 	return r.first(n)
 }
 
@@ -115,13 +116,13 @@ func (s ActivePodsWithRanks) policy() policy {
 	return newPolicy(s.Now.Time, s.DisableDeletionCost, s.DisableLogarithmicScaleDown, false)
 }
 
-func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, buf []key) *Ranking {
+func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, keys []key, order []sortEntry) *Ranking {
 	return defaultSelector.prepare(pods, func(i int, _ *v1.Pod) int {
 		if i < len(ranks) {
 			return ranks[i]
 		}
 		return 0
-	}, s.policy(), buf)
+	}, s.policy(), keys, order)
 }
 
 // RankByRelatedPodsOnSameNode wraps podsToRank (aliasing it, as upstream

@@ -16,12 +16,13 @@ import (
 // packing them into one integer turns four comparisons into one. Higher bits
 // are the earlier rules.
 const (
-	headNilBit      = 1 << 40 // nil pods sort after every real pod
+	headNilBit      = 1 << 36 // nil pods sort after every real pod
 	headAssignedBit = 1 << 35 // rule 1: unassigned (0) first
 	headPhaseShift  = 33      // rule 2: phase ordinal, 2 bits
 	headReadyBit    = 1 << 32 // rule 3: not ready (0) first
 	headCostMask    = 1<<32 - 1
 	costBias        = 1 << 31 // rule 4: int32 cost shifted to an unsigned order
+	headBits        = 37
 )
 
 // key is everything the rules read from one pod, extracted once per ranking,
@@ -137,11 +138,13 @@ func uidPrefix(uid types.UID) uint64 {
 }
 
 // makeKey fills k for pod at position i. A nil pod gets a key that sorts
-// after every real pod.
+// after every real pod and is equivalent to every other nil pod's.
 func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 	*k = key{pod: pod, rank: rank, idx: int32(i), ready: zeroInstant, created: zeroInstant}
 	if pod == nil {
-		k.head = headNilBit
+		// Rank 0 too: the sort's inlined Less compares ranks before it
+		// looks for nil pods.
+		k.head, k.rank = headNilBit, 0
 		return
 	}
 	var head uint64
