@@ -5,8 +5,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
 // ActivePodsWithRanks is upstream's sortable list of pods to delete, for
@@ -131,16 +129,12 @@ func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, keys []key, or
 // time. Nil entries in relatedPods are ignored and a nil entry in podsToRank
 // gets rank 0.
 func RankByRelatedPodsOnSameNode(podsToRank, relatedPods []*v1.Pod) ActivePodsWithRanks {
-	onNode := make(map[string]int)
-	for _, p := range relatedPods {
-		if podstate.IsActive(p) {
-			onNode[p.Spec.NodeName]++
-		}
-	}
 	ranks := make([]int, len(podsToRank))
-	for i, p := range podsToRank {
-		if p != nil {
-			ranks[i] = onNode[p.Spec.NodeName]
+	counts := countOnNodes(podsToRank, relatedPods, func(i int, _ *v1.Pod, slot int32) { ranks[i] = int(slot) })
+	for i, slot := range ranks {
+		ranks[i] = 0 // a nil pod's rank
+		if slot >= 0 {
+			ranks[i] = counts[slot]
 		}
 	}
 	return ActivePodsWithRanks{Pods: podsToRank, Rank: ranks, Now: metav1.Now()}

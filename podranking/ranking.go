@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
-
-	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
 // Ranking is one prepared ranking of pods: a key per pod, extracted once,
@@ -43,26 +41,23 @@ type Ranking struct {
 // need it.
 func (s *Selector) Rank(filteredPods, relatedPods []*v1.Pod) *Ranking {
 	n := len(filteredPods)
-	return s.rank(filteredPods, relatedPods, make([]key, n), make([]sortEntry, n))
+	return s.rank(filteredPods, relatedPods, s.cfg.policy(), make([]key, n), make([]sortEntry, n))
 }
 
-// rank extracts the keys of filteredPods into keys, unsorted.
-func (s *Selector) rank(filteredPods, relatedPods []*v1.Pod, keys []key, order []sortEntry) *Ranking {
-	onNode := nodeCounts(relatedPods)
-	r := s.prepare(filteredPods, func(_ int, p *v1.Pod) int { return onNode[p.Spec.NodeName] }, s.cfg.policy(), keys, order)
-	r.related = relatedPods
-	return r
-}
-
-// nodeCounts counts the active pods per node name.
-func nodeCounts(pods []*v1.Pod) map[string]int {
-	onNode := make(map[string]int)
-	for _, p := range pods {
-		if podstate.IsActive(p) {
-			onNode[p.Spec.NodeName]++
+// rank extracts the keys of filteredPods into keys, unsorted. A key's rank
+// holds its node's slot until the related pods are counted.
+func (s *Selector) rank(filteredPods, relatedPods []*v1.Pod, pol policy, keys []key, order []sortEntry) *Ranking {
+	r := &Ranking{pods: filteredPods, related: relatedPods, sel: s, pol: pol, keys: keys}
+	counts := countOnNodes(filteredPods, relatedPods, func(i int, p *v1.Pod, slot int32) {
+		r.pol.makeKey(&keys[i], p, int(slot), i)
+	})
+	for i := range keys {
+		if keys[i].pod != nil {
+			keys[i].rank = counts[keys[i].rank]
 		}
 	}
-	return onNode
+	s.finish(r, order)
+	return r
 }
 
 // rankBuffers is the memory of a ranking that does not outlive the call
@@ -88,9 +83,8 @@ func putBuffers(b *rankBuffers) {
 	bufferPool.Put(b)
 }
 
-// prepare extracts the keys into keys, assigns instant classes when the
-// policy asks for them, and runs the extension rankers. order, when not
-// nil, receives the input order, ready to be sorted.
+// prepare extracts the keys into keys with the ranks rankOf gives, and
+// finishes the ranking.
 func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, pol policy, keys []key, order []sortEntry) *Ranking {
 	r := &Ranking{pods: pods, sel: s, pol: pol, keys: keys}
 	for i, p := range pods {
@@ -100,18 +94,25 @@ func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, po
 		}
 		r.pol.makeKey(&r.keys[i], p, rank, i)
 	}
-	if pol.consistentTies && pol.logScale {
+	s.finish(r, order)
+	return r
+}
+
+// finish assigns instant classes when the policy asks for them, runs the
+// extension rankers, and fills order, when not nil, with the input order,
+// ready to be sorted.
+func (s *Selector) finish(r *Ranking, order []sortEntry) {
+	if r.pol.consistentTies && r.pol.logScale {
 		r.pol.classes = assignClasses(r.keys)
 	}
 	if len(s.rankers) > 0 {
-		r.scores = make([]int64, len(pods)*len(s.rankers))
+		r.scores = make([]int64, len(r.pods)*len(s.rankers))
 		r.score()
 	}
 	for i := range order {
 		order[i] = entryOf(&r.keys[i], i)
 	}
 	r.sorter = partialSort{keys: r.keys, order: order, pol: &r.pol}
-	return r
 }
 
 // Len is the number of pods ranked.
@@ -289,9 +290,8 @@ func (r *Ranking) Explain(a, b *v1.Pod) Decision {
 		ib = len(pods)
 		pods = append(pods, b)
 	}
-	onNode := nodeCounts(r.related)
 	pol := r.pol
 	pol.classes = nil
-	wider := r.sel.prepare(pods, func(_ int, p *v1.Pod) int { return onNode[p.Spec.NodeName] }, pol, make([]key, len(pods)), nil)
+	wider := r.sel.rank(pods, r.related, pol, make([]key, len(pods)), nil)
 	return wider.explain(&wider.keys[ia], &wider.keys[ib])
 }

@@ -52,7 +52,7 @@ func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) [
 	}
 	b := getBuffers(len(filteredPods))
 	defer putBuffers(b)
-	r := s.rank(filteredPods, relatedPods, b.keys, b.order)
+	r := s.rank(filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
 	r.sortTo(diff)
 	return r.first(diff)
 }
@@ -62,7 +62,7 @@ func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) [
 func (s *Selector) Order(filteredPods, relatedPods []*v1.Pod) []*v1.Pod {
 	b := getBuffers(len(filteredPods))
 	defer putBuffers(b)
-	r := s.rank(filteredPods, relatedPods, b.keys, b.order)
+	r := s.rank(filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
 	r.sortTo(len(filteredPods))
 	return r.first(len(filteredPods))
 }
