@@ -25,7 +25,7 @@ import "math/bits"
 // k. A segment of the quicksort is a range [a, b) whose processing, with
 // all its sub-segments, permutes elements. Its writes usually stay inside
 // [a, b), with one exception: partialInsertionSort shifts a smaller element
-// left down to position 1 of the whole slice, not to a, and the
+// left as far as the start of the whole slice, not only to a, and the
 // equal-partition test reads position a-1. Both stop at the nearest real
 // pivot p on the segment's left (the element a partition put in its final
 // place): every element right of p was put there because it is not less
@@ -33,7 +33,8 @@ import "math/bits"
 // crosses p. A segment therefore writes only inside [p+1, b). It is skipped
 // when p+1 >= k. A segment that starts at or beyond k is not enough: after
 // an equal-partition step the remainder starts right of elements that are
-// not pivots, and its shifts can reach below its start.
+// not pivots, and its shifts can reach below its start (shiftBelowStartCase
+// in the tests is such an input).
 //
 // Because a skipped segment's range is read and written by no other
 // segment, sort.Sort would have processed it from exactly the state it is
