@@ -17,7 +17,7 @@ import (
 // looked up a second time.
 func countOnNodes(filtered, related []*v1.Pod, visit func(i int, p *v1.Pod, slot int32)) []int {
 	slots := make(map[string]int32)
-	var counts []int
+	counts := make([]int, 0, min(len(filtered), 64))
 	shared := 0
 	if len(filtered) > 0 && len(related) >= len(filtered) && &filtered[0] == &related[0] {
 		shared = len(filtered)

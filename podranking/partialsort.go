@@ -109,13 +109,16 @@ func (s *partialSort) sortPrefix(k int) {
 		if n <= 1 {
 			return
 		}
-		s.pending = append(s.pending, pdqSegment{a: 0, b: n, limit: bits.Len(uint(n)), wasBalanced: true, wasPartitioned: true})
+		// A sort skips a few segments per level it descends.
+		s.pending = make([]pdqSegment, 0, 2*bits.Len(uint(n)))
+		s.pdqsort(pdqSegment{a: 0, b: n, limit: bits.Len(uint(n)), wasBalanced: true, wasPartitioned: true}, k)
+		return
 	}
 	if len(s.pending) == 0 {
 		return
 	}
 	todo := s.pending
-	s.pending = nil
+	s.pending = make([]pdqSegment, 0, len(todo))
 	for _, g := range todo {
 		s.pdqsort(g, k)
 	}
