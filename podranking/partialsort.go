@@ -420,7 +420,7 @@ func (s *partialSort) order2(x, y int, swaps *int) (int, int) {
 // median returns the middle one of x, y and z by three order2 steps.
 func (s *partialSort) median(x, y, z int, swaps *int) int {
 	x, y = s.order2(x, y, swaps)
-	y, z = s.order2(y, z, swaps)
+	y, _ = s.order2(y, z, swaps)
 	_, y = s.order2(x, y, swaps)
 	return y
 }
