@@ -5,8 +5,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
 // ActivePodsWithRanks is upstream's sortable list of pods to delete, for
@@ -75,7 +73,7 @@ func (s ActivePodsWithRanks) Compare(i, j int) int {
 // Explain says which rule of Less orders pod i against pod j, with the
 // compared values; its Order equals Compare(i, j).
 func (s ActivePodsWithRanks) Explain(i, j int) Decision {
-	r := s.prepare([]*v1.Pod{s.Pods[i], s.Pods[j]}, []int{s.rank(i), s.rank(j)}, make([]key, 2))
+	r := s.prepare([]*v1.Pod{s.Pods[i], s.Pods[j]}, []int{s.rank(i), s.rank(j)}, make([]key, 2), nil)
 	return r.explain(&r.keys[0], &r.keys[1])
 }
 
@@ -98,9 +96,10 @@ func (s ActivePodsWithRanks) Sorted() []*v1.Pod { return s.sorted(len(s.Pods)) }
 
 // sorted returns the first n pods of the sorted order.
 func (s ActivePodsWithRanks) sorted(n int) []*v1.Pod {
-	r := s.prepare(s.Pods, s.Rank, getKeys(len(s.Pods)))
-	defer putKeys(r.keys)
-	r.sortKeys()
+	b := getBuffers(len(s.Pods))
+	defer putBuffers(b)
+	r := s.prepare(s.Pods, s.Rank, b.keys, b.order)
+	r.sortTo(n)
 	return r.first(n)
 }
 
@@ -115,13 +114,13 @@ func (s ActivePodsWithRanks) policy() policy {
 	return newPolicy(s.Now.Time, s.DisableDeletionCost, s.DisableLogarithmicScaleDown, false)
 }
 
-func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, buf []key) *Ranking {
+func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, keys []key, order []sortEntry) *Ranking {
 	return defaultSelector.prepare(pods, func(i int, _ *v1.Pod) int {
 		if i < len(ranks) {
 			return ranks[i]
 		}
 		return 0
-	}, s.policy(), buf)
+	}, s.policy(), keys, order)
 }
 
 // RankByRelatedPodsOnSameNode wraps podsToRank (aliasing it, as upstream
@@ -130,16 +129,12 @@ func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, buf []key) *Ra
 // time. Nil entries in relatedPods are ignored and a nil entry in podsToRank
 // gets rank 0.
 func RankByRelatedPodsOnSameNode(podsToRank, relatedPods []*v1.Pod) ActivePodsWithRanks {
-	onNode := make(map[string]int)
-	for _, p := range relatedPods {
-		if podstate.IsActive(p) {
-			onNode[p.Spec.NodeName]++
-		}
-	}
 	ranks := make([]int, len(podsToRank))
-	for i, p := range podsToRank {
-		if p != nil {
-			ranks[i] = onNode[p.Spec.NodeName]
+	counts := countOnNodes(podsToRank, relatedPods, func(i int, _ *v1.Pod, slot int32) { ranks[i] = int(slot) })
+	for i, slot := range ranks {
+		ranks[i] = 0 // a nil pod's rank
+		if slot >= 0 {
+			ranks[i] = counts[slot]
 		}
 	}
 	return ActivePodsWithRanks{Pods: podsToRank, Rank: ranks, Now: metav1.Now()}

@@ -21,6 +21,17 @@ func TestBadInput(t *testing.T) {
 		assert.Equal(t, []*v1.Pod{pending, ready, nil}, sel.PodsToDelete(pods, pods, 3), "nil pods keep input order among themselves")
 		assert.Equal(t, []*v1.Pod{pending, ready, nil, nil}, sel.Order(pods, []*v1.Pod{nil}))
 	})
+	t.Run("nil pods beside a pod with a monotonic clock reading", func(t *testing.T) {
+		// A time from time.Now makes the time rules read the pods'
+		// time.Time values; two nil pods must still be equivalent, not
+		// dereferenced.
+		live := fixture("live", "n1", v1.PodRunning, false, 0, 0, metav1.Time{}, metav1.NewTime(time.Now()), nil)
+		pods := []*v1.Pod{nil, nil, live}
+		assert.Equal(t, []*v1.Pod{live}, sel.PodsToDelete(pods, pods, 1))
+		assert.Equal(t, []*v1.Pod{live, nil, nil}, sel.Order(pods, pods))
+		assert.Equal(t, []*v1.Pod{live, nil}, sel.Rank(pods, pods).PodsToDelete(2))
+		assert.Equal(t, []*v1.Pod{live, nil, nil}, ActivePodsWithRanks{Pods: pods, Now: metav1.NewTime(now)}.Sorted())
+	})
 	t.Run("nil pods in ActivePodsWithRanks", func(t *testing.T) {
 		s := ActivePodsWithRanks{Pods: []*v1.Pod{nil, ready, nil}, Rank: []int{0, 0, 0}, Now: metav1.NewTime(now)}
 		assert.True(t, s.Less(1, 0))

@@ -16,12 +16,13 @@ import (
 // packing them into one integer turns four comparisons into one. Higher bits
 // are the earlier rules.
 const (
-	headNilBit      = 1 << 40 // nil pods sort after every real pod
+	headNilBit      = 1 << 36 // nil pods sort after every real pod
 	headAssignedBit = 1 << 35 // rule 1: unassigned (0) first
 	headPhaseShift  = 33      // rule 2: phase ordinal, 2 bits
 	headReadyBit    = 1 << 32 // rule 3: not ready (0) first
 	headCostMask    = 1<<32 - 1
 	costBias        = 1 << 31 // rule 4: int32 cost shifted to an unsigned order
+	headBits        = 37
 )
 
 // key is everything the rules read from one pod, extracted once per ranking,
@@ -69,6 +70,7 @@ func hasMonotonic(t time.Time) bool { return t != t.Round(0) }
 // policy is what key extraction and comparison need from the configuration.
 type policy struct {
 	now      time.Time
+	nowWall  instant // now's wall clock
 	cost     bool
 	logScale bool // enabled and now non-zero, as upstream's zero Now disables it
 	// monotonic is set when some pod time carries a monotonic reading; the
@@ -85,7 +87,7 @@ func newPolicy(now time.Time, disableCost, disableLog, consistentTies bool) poli
 		// The class order groups wall-clock instants.
 		now = now.Round(0)
 	}
-	return policy{now: now, cost: !disableCost, logScale: !disableLog && !now.IsZero(), consistentTies: consistentTies}
+	return policy{now: now, nowWall: instantOf(now), cost: !disableCost, logScale: !disableLog && !now.IsZero(), consistentTies: consistentTies}
 }
 
 func phaseOrdinal(p v1.PodPhase) uint64 {
@@ -137,11 +139,13 @@ func uidPrefix(uid types.UID) uint64 {
 }
 
 // makeKey fills k for pod at position i. A nil pod gets a key that sorts
-// after every real pod.
+// after every real pod and is equivalent to every other nil pod's.
 func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 	*k = key{pod: pod, rank: rank, idx: int32(i), ready: zeroInstant, created: zeroInstant}
 	if pod == nil {
-		k.head = headNilBit
+		// Rank 0 too: the sort's inlined Less compares ranks before it
+		// looks for nil pods.
+		k.head, k.rank = headNilBit, 0
 		return
 	}
 	var head uint64
@@ -171,18 +175,35 @@ func (p *policy) instant(t time.Time) (instant, int16) {
 	if t.IsZero() {
 		return zeroInstant, 0
 	}
-	if hasMonotonic(t) {
+	mono := hasMonotonic(t)
+	if mono {
 		if p.consistentTies {
-			t = t.Round(0)
+			t, mono = t.Round(0), false
 		} else {
 			p.monotonic = true
 		}
 	}
+	in := instantOf(t)
 	var b int16
 	if p.logScale {
-		b = p.bucket(t)
+		b = p.bucketOf(t, in, mono)
 	}
-	return instantOf(t), b
+	return in, b
+}
+
+// bucketOf is bucket(t) for t, whose wall clock is in. Without a monotonic
+// reading on t, now.Sub(t) is the difference of the wall clocks whenever it
+// cannot overflow, so the age is computed from the seconds and nanoseconds
+// at hand rather than by Sub, which checks for overflow with an Add.
+func (p *policy) bucketOf(t time.Time, in instant, mono bool) int16 {
+	if ds := p.nowWall.sec - in.sec; !mono && ds > -1<<32 && ds < 1<<32 {
+		d := time.Duration(ds)*time.Second + time.Duration(p.nowWall.nsec-in.nsec)
+		if d <= 0 {
+			return -1
+		}
+		return log2Floor(d)
+	}
+	return p.bucket(t)
 }
 
 // readyCondition is the pod's first Ready condition, read in place:

@@ -58,3 +58,30 @@ func TestUIDPrefixOrdersAsStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketOfMatchesSub: the age computed from wall clocks gives the
+// bucket of now.Sub(t), near now, far in the past and future (where Sub
+// saturates), and with a monotonic reading on now.
+func TestBucketOfMatchesSub(t *testing.T) {
+	r := newRand(3)
+	for _, now := range []time.Time{testNow, time.Now(), time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC)} {
+		pol := newPolicy(now, false, false, false)
+		for range 20000 {
+			var tm time.Time
+			switch r.IntN(4) {
+			case 0:
+				tm = now.Round(0).Add(-time.Duration(r.Int64N(1 << 62)))
+			case 1:
+				tm = now.Round(0).Add(time.Duration(r.Int64N(1 << 40)))
+			case 2:
+				tm = time.Unix(r.Int64N(1<<40)-1<<39, r.Int64N(1e9))
+			default:
+				tm = now.Round(0).Add(-time.Duration(r.Int64N(int64(time.Hour))))
+			}
+			got := pol.bucketOf(tm, instantOf(tm), false)
+			if want := pol.bucket(tm); got != want {
+				t.Fatalf("now %v, t %v: bucketOf %d, bucket %d", now, tm, got, want)
+			}
+		}
+	}
+}

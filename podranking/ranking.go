@@ -2,82 +2,91 @@ package podranking
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sort" //nolint:depguard // upstream's answer is what sort.Sort makes of its Less and Swap, so only sort.Sort itself reproduces it
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
-
-	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
 // Ranking is one prepared ranking of pods: a key per pod, extracted once,
-// sorted once into deletion order. The choice of pods to delete and the
-// explanations of that choice read the same Ranking, so explaining every
-// victim costs no further sorting. A Ranking is safe for concurrent use; it
-// never modifies the pods or the slice it was given.
+// and a deletion order sorted lazily, only as far as the positions asked
+// for so far (the pods to delete, the first survivor). The choice of pods to
+// delete and the explanations of that choice read the same Ranking, so
+// explaining every victim costs no further sorting. A Ranking is safe for
+// concurrent use; it never modifies the pods or the slice it was given.
 type Ranking struct {
 	pods    []*v1.Pod // as given, in input order
 	related []*v1.Pod
 	sel     *Selector
 	pol     policy
-	keys    []key   // in deletion order once sorted
+	keys    []key   // keys[i] is pods[i]'s
 	scores  []int64 // ranker r's score of input position i is scores[r*n+i]
 
+	mu sync.Mutex
+	// sorter.order holds input positions in deletion order; its first
+	// sorted positions are final.
+	sorter partialSort
+	sorted int
+
 	indexOnce sync.Once
-	index     map[*v1.Pod]int // pod -> position in keys
+	index     map[*v1.Pod]int // pod -> input position
 }
 
 // Rank prepares filteredPods for deletion, each ranked by the number of
 // active pods of relatedPods on its node (upstream's
-// getPodsRankedByRelatedPodsOnSameNode), at the Selector's current time, and
-// sorts them into deletion order.
+// getPodsRankedByRelatedPodsOnSameNode), at the Selector's current time. The
+// deletion order is sorted on demand, as far as PodsToDelete, At or Order
+// need it.
 func (s *Selector) Rank(filteredPods, relatedPods []*v1.Pod) *Ranking {
-	r := s.rank(filteredPods, relatedPods, make([]key, len(filteredPods)))
-	r.sortKeys()
-	return r
+	n := len(filteredPods)
+	return s.rank(filteredPods, relatedPods, s.cfg.policy(), make([]key, n), make([]sortEntry, n))
 }
 
-// rank extracts the keys of filteredPods into buf, unsorted.
-func (s *Selector) rank(filteredPods, relatedPods []*v1.Pod, buf []key) *Ranking {
-	onNode := nodeCounts(relatedPods)
-	r := s.prepare(filteredPods, func(_ int, p *v1.Pod) int { return onNode[p.Spec.NodeName] }, s.cfg.policy(), buf)
-	r.related = relatedPods
-	return r
-}
-
-// nodeCounts counts the active pods per node name.
-func nodeCounts(pods []*v1.Pod) map[string]int {
-	onNode := make(map[string]int)
-	for _, p := range pods {
-		if podstate.IsActive(p) {
-			onNode[p.Spec.NodeName]++
+// rank extracts the keys of filteredPods into keys, unsorted. A key's rank
+// holds its node's slot until the related pods are counted.
+func (s *Selector) rank(filteredPods, relatedPods []*v1.Pod, pol policy, keys []key, order []sortEntry) *Ranking {
+	r := &Ranking{pods: filteredPods, related: relatedPods, sel: s, pol: pol, keys: keys}
+	counts := countOnNodes(filteredPods, relatedPods, func(i int, p *v1.Pod, slot int32) {
+		r.pol.makeKey(&keys[i], p, int(slot), i)
+	})
+	for i := range keys {
+		if keys[i].pod != nil {
+			keys[i].rank = counts[keys[i].rank]
 		}
 	}
-	return onNode
+	s.finish(r, order)
+	return r
 }
 
-// keyBuffers recycles the keys of rankings that do not outlive the call
-// that made them (Selector.PodsToDelete and Order): a key slice for
-// thousands of pods is large, and fresh memory costs a fifth of a ranking.
-var keyBuffers sync.Pool
+// rankBuffers is the memory of a ranking that does not outlive the call
+// that made it (Selector.PodsToDelete, Order, Select, Sorted): the keys for
+// thousands of pods are large, and fresh memory costs a fifth of a ranking.
+type rankBuffers struct {
+	keys  []key
+	order []sortEntry
+}
 
-func getKeys(n int) []key {
-	if b, ok := keyBuffers.Get().(*[]key); ok && cap(*b) >= n {
-		return (*b)[:n]
+var bufferPool sync.Pool
+
+func getBuffers(n int) *rankBuffers {
+	if b, ok := bufferPool.Get().(*rankBuffers); ok && cap(b.keys) >= n && cap(b.order) >= n {
+		b.keys, b.order = b.keys[:n], b.order[:n]
+		return b
 	}
-	return make([]key, n)
+	return &rankBuffers{keys: make([]key, n), order: make([]sortEntry, n)}
 }
 
-func putKeys(keys []key) {
-	clear(keys) // drop the pod pointers
-	keyBuffers.Put(&keys)
+func putBuffers(b *rankBuffers) {
+	clear(b.keys) // drop the pod pointers
+	bufferPool.Put(b)
 }
 
-// prepare extracts the keys into buf, assigns instant classes when the
-// policy asks for them, and runs the extension rankers.
-func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, pol policy, buf []key) *Ranking {
-	r := &Ranking{pods: pods, sel: s, pol: pol, keys: buf}
+// prepare extracts the keys into keys with the ranks rankOf gives, and
+// finishes the ranking.
+func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, pol policy, keys []key, order []sortEntry) *Ranking {
+	r := &Ranking{pods: pods, sel: s, pol: pol, keys: keys}
 	for i, p := range pods {
 		rank := 0
 		if p != nil {
@@ -85,14 +94,25 @@ func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, po
 		}
 		r.pol.makeKey(&r.keys[i], p, rank, i)
 	}
-	if pol.consistentTies && pol.logScale {
+	s.finish(r, order)
+	return r
+}
+
+// finish assigns instant classes when the policy asks for them, runs the
+// extension rankers, and fills order, when not nil, with the input order,
+// ready to be sorted.
+func (s *Selector) finish(r *Ranking, order []sortEntry) {
+	if r.pol.consistentTies && r.pol.logScale {
 		r.pol.classes = assignClasses(r.keys)
 	}
 	if len(s.rankers) > 0 {
-		r.scores = make([]int64, len(pods)*len(s.rankers))
+		r.scores = make([]int64, len(r.pods)*len(s.rankers))
 		r.score()
 	}
-	return r
+	for i := range order {
+		order[i] = entryOf(&r.keys[i], i)
+	}
+	r.sorter = partialSort{keys: r.keys, order: order, pol: &r.pol}
 }
 
 // Len is the number of pods ranked.
@@ -108,74 +128,87 @@ func (r *Ranking) PodsToDelete(diff int) []*v1.Pod {
 	if diff >= len(r.pods) {
 		return slices.Clone(r.pods)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sortTo(diff)
 	return r.first(diff)
 }
 
 // Order returns every pod in deletion order, first to delete first.
-func (r *Ranking) Order() []*v1.Pod { return r.first(len(r.pods)) }
+func (r *Ranking) Order() []*v1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sortTo(len(r.pods))
+	return r.first(len(r.pods))
+}
+
+// At returns the pod at position i of the deletion order (Order()[i]),
+// sorting only the first i+1 positions: At(diff) is the pod a scale-down of
+// diff pods keeps first. It panics if i is not in [0, Len).
+func (r *Ranking) At(i int) *v1.Pod {
+	if i < 0 || i >= len(r.pods) {
+		panic(fmt.Sprintf("podranking: Ranking.At: position %d out of range [0, %d)", i, len(r.pods)))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sortTo(i + 1)
+	return r.keys[r.sorter.order[i].pos].pod
+}
 
 func (r *Ranking) first(n int) []*v1.Pod {
 	if n == 0 {
 		return nil
 	}
 	out := make([]*v1.Pod, n)
-	for i := range out {
-		out[i] = r.keys[i].pod
+	for i, e := range r.sorter.order[:n] {
+		out[i] = r.keys[e.pos].pod
 	}
 	return out
 }
 
-// sortKeys puts the keys in deletion order. For upstream's relation it is
-// Go's own sort.Sort, over keys whose Less is upstream's Less and whose Swap
-// moves a pod and its rank together as upstream's Swap does: sort.Sort then
-// makes the same calls with the same answers as on upstream's
-// ActivePodsWithRanks, so it leaves the same order, also where the relation
-// is cyclic or pods are equivalent. The instant class order is a strict weak
-// order; there, equivalent pods keep their input order.
-func (r *Ranking) sortKeys() {
+// sortTo makes the first m positions of the deletion order final; the
+// caller holds mu or owns r. For upstream's relation it is partialSort,
+// which makes exactly sort.Sort's decisions for those positions over keys
+// whose Less is upstream's Less: sort.Sort on upstream's
+// ActivePodsWithRanks makes the same calls with the same answers, so the
+// first m pods are upstream's, also where the relation is cyclic or pods
+// are equivalent. With extension rankers it is sort.Sort itself, over the
+// whole order. The instant class order is a strict weak order; there,
+// equivalent pods keep their input order.
+func (r *Ranking) sortTo(m int) {
+	if m <= r.sorted {
+		return
+	}
+	order := r.sorter.order
 	switch {
 	case r.pol.consistentTies:
-		slices.SortFunc(r.keys, func(a, b key) int {
-			if c := r.compare(&a, &b); c != 0 {
+		slices.SortFunc(order, func(a, b sortEntry) int {
+			if c := r.compare(&r.keys[a.pos], &r.keys[b.pos]); c != 0 {
 				return c
 			}
-			return cmp.Compare(a.idx, b.idx)
+			return cmp.Compare(a.pos, b.pos)
 		})
+		r.sorted = len(order)
 	case len(r.sel.rankers) == 0:
-		sort.Sort(byRules{keys: r.keys, pol: &r.pol})
+		r.sorter.sortPrefix(m)
+		r.sorted = m
 	default:
 		sort.Sort(byStages{r})
+		r.sorted = len(order)
 	}
 }
 
-// byRules sorts keys by the built-in rules alone.
-type byRules struct {
-	keys []key
-	pol  *policy
-}
-
-func (s byRules) Len() int      { return len(s.keys) }
-func (s byRules) Swap(i, j int) { s.keys[i], s.keys[j] = s.keys[j], s.keys[i] }
-func (s byRules) Less(i, j int) bool {
-	a, b := &s.keys[i], &s.keys[j]
-	// Rules 1 to 5 settle most pairs; test them before the call.
-	if a.head != b.head {
-		return a.head < b.head
-	}
-	if a.rank != b.rank {
-		return a.rank > b.rank
-	}
-	_, c := s.pol.compareTimesAndRestarts(a, b)
-	return c < 0
-}
-
-// byStages sorts keys by the rankers and the built-in rules.
+// byStages sorts the order by the rankers and the built-in rules.
 type byStages struct{ r *Ranking }
 
-func (s byStages) Len() int      { return len(s.r.keys) }
-func (s byStages) Swap(i, j int) { s.r.keys[i], s.r.keys[j] = s.r.keys[j], s.r.keys[i] }
+func (s byStages) Len() int { return len(s.r.sorter.order) }
+func (s byStages) Swap(i, j int) {
+	o := s.r.sorter.order
+	o[i], o[j] = o[j], o[i]
+}
 func (s byStages) Less(i, j int) bool {
-	return s.r.compare(&s.r.keys[i], &s.r.keys[j]) < 0
+	o := s.r.sorter.order
+	return s.r.compare(&s.r.keys[o[i].pos], &s.r.keys[o[j].pos]) < 0
 }
 
 // compare orders two keys by every stage.
@@ -210,7 +243,7 @@ func (r *Ranking) compareFrom(stage int, a, b *key) (Rule, int, int) {
 
 // score runs the rankers back to front, so that the then-comparator handed to
 // each one can already read the scores of every ranker after it. It runs
-// before sorting, while keys[i] is input position i.
+// while the keys are extracted; keys[i] is always input position i.
 func (r *Ranking) score() {
 	n, nFirst := len(r.pods), len(r.sel.cfg.first)
 	for s := len(r.sel.rankers); s >= 0; s-- {
@@ -235,10 +268,10 @@ func (r *Ranking) score() {
 // pod not in the ranking is ranked as if it were appended to it.
 func (r *Ranking) Explain(a, b *v1.Pod) Decision {
 	r.indexOnce.Do(func() {
-		r.index = make(map[*v1.Pod]int, len(r.keys))
-		for i := range r.keys {
-			if _, dup := r.index[r.keys[i].pod]; !dup {
-				r.index[r.keys[i].pod] = i
+		r.index = make(map[*v1.Pod]int, len(r.pods))
+		for i, p := range r.pods {
+			if _, dup := r.index[p]; !dup {
+				r.index[p] = i
 			}
 		}
 	})
@@ -257,9 +290,8 @@ func (r *Ranking) Explain(a, b *v1.Pod) Decision {
 		ib = len(pods)
 		pods = append(pods, b)
 	}
-	onNode := nodeCounts(r.related)
 	pol := r.pol
 	pol.classes = nil
-	wider := r.sel.prepare(pods, func(_ int, p *v1.Pod) int { return onNode[p.Spec.NodeName] }, pol, make([]key, len(pods)))
+	wider := r.sel.rank(pods, r.related, pol, make([]key, len(pods)), nil)
 	return wider.explain(&wider.keys[ia], &wider.keys[ib])
 }

@@ -126,6 +126,17 @@ func TestMatchesReference(t *testing.T) {
 				full := refSorter{pods: slices.Clone(pods), rank: slices.Clone(ranks), now: testNow}
 				sort.Sort(full)
 				require.Equal(t, names(full.pods), names(sel.Order(pods, related)), "config %d n=%d seed=%d", ci, n, seed)
+				// A Ranking sorts on demand, a prefix at a time: each longer
+				// prefix resumes the shorter one and still ends as sort.Sort.
+				rk := sel.Rank(pods, related)
+				for _, m := range []int{1, n / 20, n / 3, n / 2, n - 2} {
+					if m < 1 || m >= n {
+						continue
+					}
+					require.Equal(t, names(full.pods[:m]), names(rk.PodsToDelete(m)), "config %d n=%d seed=%d prefix %d", ci, n, seed, m)
+					require.Same(t, full.pods[m], rk.At(m), "config %d n=%d seed=%d At(%d)", ci, n, seed, m)
+				}
+				require.Equal(t, names(full.pods), names(rk.Order()), "config %d n=%d seed=%d", ci, n, seed)
 				ap := ActivePodsWithRanks{Pods: pods, Rank: ranks, Now: metav1.NewTime(testNow)}
 				require.Equal(t, names(full.pods), names(ap.Sorted()))
 				if n > 1 {
@@ -151,6 +162,9 @@ func TestRankingServesChoiceAndExplanations(t *testing.T) {
 		d := rk.Explain(v, survivor)
 		assert.NotEqual(t, 1, d.Order, "%s", d)
 	}
+	assert.Same(t, survivor, rk.At(20))
+	assert.PanicsWithValue(t, "podranking: Ranking.At: position 200 out of range [0, 200)", func() { rk.At(200) })
+	assert.Panics(t, func() { rk.At(-1) })
 	// A pod outside the ranking is explained as if appended to it.
 	extra := fixture("extra", "", v1.PodPending, false, 0, 0, metav1.Time{}, metav1.Time{}, nil)
 	last := order[len(order)-1]
@@ -171,6 +185,7 @@ func TestRankingConcurrentUse(t *testing.T) {
 		wg.Go(func() {
 			assert.Equal(t, want, names(rk.Order()))
 			assert.Equal(t, want[:30], names(rk.PodsToDelete(30)))
+			assert.Equal(t, want[31], rk.At(31).Name)
 			_ = rk.Explain(pods[0], pods[1])
 		})
 	}

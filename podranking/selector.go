@@ -32,7 +32,8 @@ var defaultSelector = NewSelector()
 // PodsToDelete returns the diff pods upstream's ReplicaSet controller deletes
 // (getPodsToDelete): filteredPods ranked by the active relatedPods on the
 // same node, sorted by ActivePodsWithRanks's rules with sort.Sort, the first
-// diff taken. The reference time is the current time. It never reorders
+// diff taken. Only the first diff positions are sorted, with exactly
+// sort.Sort's decisions. The reference time is the current time. It never reorders
 // filteredPods (upstream sorts the caller's slice in place) and returns a new
 // slice. diff <= 0 returns nil; diff >= len(filteredPods) returns a copy of
 // filteredPods in input order, as upstream skips sorting then.
@@ -49,18 +50,20 @@ func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) [
 	if diff >= len(filteredPods) {
 		return slices.Clone(filteredPods)
 	}
-	r := s.rank(filteredPods, relatedPods, getKeys(len(filteredPods)))
-	defer putKeys(r.keys)
-	r.sortKeys()
+	b := getBuffers(len(filteredPods))
+	defer putBuffers(b)
+	r := s.rank(filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
+	r.sortTo(diff)
 	return r.first(diff)
 }
 
 // Order returns all of filteredPods in deletion order (first to delete
 // first), ranked by relatedPods as PodsToDelete does.
 func (s *Selector) Order(filteredPods, relatedPods []*v1.Pod) []*v1.Pod {
-	r := s.rank(filteredPods, relatedPods, getKeys(len(filteredPods)))
-	defer putKeys(r.keys)
-	r.sortKeys()
+	b := getBuffers(len(filteredPods))
+	defer putBuffers(b)
+	r := s.rank(filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
+	r.sortTo(len(filteredPods))
 	return r.first(len(filteredPods))
 }
 

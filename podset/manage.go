@@ -208,7 +208,7 @@ func (c *Controller[O]) reportScaleDown(rk *podranking.Ranking, o O, active, vic
 		Candidates: len(active), Chosen: victims,
 	}
 	if rk != nil && len(victims) < len(active) {
-		survivor := rk.Order()[len(victims)]
+		survivor := rk.At(len(victims)) // sorts one position more, not all
 		for _, v := range victims {
 			d.Reasons = append(d.Reasons, rk.Explain(v, survivor))
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package podranking
+
+const raceEnabled = false
