@@ -262,7 +262,8 @@ func TestGuardOptionConvention(t *testing.T) {
 	assert.PanicsWithValue(t, "consistency: WithStore: nil store for pods",
 		func() { WithStore(podsGR, nil) })
 	store := newFakeStore("1")
-	g := NewGuard(nil, WithStore(podsGR, store), nil)
+	var none Option
+	g := NewGuard(nil, WithStore(podsGR, store), none)
 	g.WroteAt("ns/a", podsGR, "5")
 	assert.ErrorIs(t, g.EnsureReady("ns/a"), ErrStaleCache)
 }

@@ -26,7 +26,8 @@ func TestNonPositiveTTLPanics(t *testing.T) {
 func TestOptionConvention(t *testing.T) {
 	assert.PanicsWithValue(t, "expectations: WithClock: nil clock; omit the option for the real clock",
 		func() { WithClock(nil) })
-	c := NewControllerExpectations(nil, WithTTL(time.Minute), nil)
+	var none Option
+	c := NewControllerExpectations(nil, WithTTL(time.Minute), none)
 	require.NoError(t, c.ExpectCreations("k", 1))
 	assert.False(t, c.SatisfiedExpectations("k"))
 	assert.PanicsWithValue(t, "expectations: NewUIDTrackingControllerExpectations: nil cache",

@@ -260,7 +260,8 @@ func TestBatchBadInput(t *testing.T) {
 	})
 	t.Run("nil options are ignored", func(t *testing.T) {
 		fn, calls := ordinalFn(-1, nil)
-		successes, err := Batch(context.Background(), 5, 1, fn, nil, WithMaxConcurrency(2), nil)
+		var none Option
+		successes, err := Batch(context.Background(), 5, 1, fn, nil, WithMaxConcurrency(2), none)
 		require.NoError(t, err)
 		assert.Equal(t, 5, successes)
 		assert.Equal(t, int64(5), calls.Load())

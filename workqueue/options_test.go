@@ -35,7 +35,8 @@ func TestBucketRateLimiterNilLimiterNeverDelays(t *testing.T) {
 }
 
 func TestNilOptionsAreIgnored(t *testing.T) {
-	q := New[string](nil, WithName(""), nil)
+	var none Option
+	q := New[string](nil, WithName(""), none)
 	defer q.ShutDown()
 	q.Add("a")
 	assert.Equal(t, 1, q.Len())

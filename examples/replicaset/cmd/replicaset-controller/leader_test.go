@@ -65,7 +65,8 @@ func TestLeaseLostReturnsEvenIfWorkHangs(t *testing.T) {
 	<-workEnded
 	if !returned {
 		select {
-		case <-done:
+		case err := <-done:
+			t.Logf("runWithLease returned %v once the work ended", err)
 		case <-time.After(10 * time.Second):
 			t.Fatal("runWithLease did not return once the work ended")
 		}
