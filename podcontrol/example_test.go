@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
@@ -49,8 +50,10 @@ func ExampleNewObjectControl() {
 			fmt.Println(err)
 		}
 	}
-	services := podcontrol.NewObjectControl("Service",
-		func(ns string) podcontrol.TypedClient[*v1.Service] { return client.CoreV1().Services(ns) },
+	// Kinds other than pods are written through objectcontrol, with the
+	// same events and rules.
+	services := objectcontrol.New("Service",
+		objectcontrol.TypedWriter(func(ns string) objectcontrol.TypedClient[*v1.Service] { return client.CoreV1().Services(ns) }),
 		recorder, types.StrategicMergePatchType)
 	svc, err := services.Create(ctx, "default", &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "trainer"}}, owner, ref)
 	fmt.Println(svc.OwnerReferences[0].Name, err)
