@@ -21,7 +21,7 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address the metrics endpoint binds to, loopback only by default (metrics are unauthenticated; open them with care); 0 disables it")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&o.leaderElect, "leader-elect", true, "run only while holding the leader lease")
 	flag.StringVar(&o.leaseNamespace, "leader-election-namespace", "", "namespace of the leader lease; defaults to the pod's own namespace in a cluster")
