@@ -135,9 +135,7 @@ func WithDrainTimeout(d time.Duration) Option {
 // at its deadline even if the pod control or Kind ignores the context; see
 // Sync. It panics if d is not positive.
 func WithWriteTimeout(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("podset: WithWriteTimeout: the timeout must be positive, not %v", d))
-	}
+	mustBePositive("WithWriteTimeout", d)
 	return func(c *config) { c.writeTimeout = d }
 }
 
@@ -178,9 +176,7 @@ func WithReadYourWrites(enabled bool) Option {
 // write for it (default consistency.DefaultTTL). It panics if d is not
 // positive.
 func WithReadYourWritesTTL(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("podset: WithReadYourWritesTTL: the TTL must be positive, not %v", d))
-	}
+	mustBePositive("WithReadYourWritesTTL", d)
 	return func(c *config) { c.readYourWritesTTL = d }
 }
 
@@ -189,9 +185,7 @@ func WithReadYourWritesTTL(d time.Duration) Option {
 // so it neither waits on nor feeds the failure backoff. It panics if d is
 // not positive.
 func WithStaleCachePoll(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("podset: WithStaleCachePoll: the poll interval must be positive, not %v", d))
-	}
+	mustBePositive("WithStaleCachePoll", d)
 	return func(c *config) { c.staleCachePoll = d }
 }
 
@@ -201,9 +195,7 @@ func WithStaleCachePoll(d time.Duration) Option {
 // an exponential backoff grown during the outage. It panics if d is not
 // positive.
 func WithUnreachableBackoffCap(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("podset: WithUnreachableBackoffCap: the cap must be positive, not %v", d))
-	}
+	mustBePositive("WithUnreachableBackoffCap", d)
 	return func(c *config) { c.unreachableBackoffCap = d }
 }
 
@@ -215,4 +207,12 @@ func WithNames(queue, component string) Option {
 		panic(fmt.Sprintf("podset: WithNames: empty queue (%q) or component (%q) name", queue, component))
 	}
 	return func(c *config) { c.queueName, c.component = queue, component }
+}
+
+// mustBePositive panics, as the With* option named opt must, if d is not a
+// positive duration.
+func mustBePositive(opt string, d time.Duration) {
+	if d <= 0 {
+		panic(fmt.Sprintf("podset: %s: the duration must be positive, not %v", opt, d))
+	}
 }

@@ -13,11 +13,14 @@ import (
 // programmer error, reported at the With* call with the option's name.
 func TestOptionsPanicOnImpossibleValues(t *testing.T) {
 	for name, build := range map[string]func(){
-		"WithBurstReplicas": func() { WithBurstReplicas(0) },
-		"WithWorkers":       func() { WithWorkers(-1) },
-		"WithDrainTimeout":  func() { WithDrainTimeout(-time.Second) },
-		"WithWriteTimeout":  func() { WithWriteTimeout(0) },
-		"WithNames":         func() { WithNames("", "c") },
+		"WithBurstReplicas":         func() { WithBurstReplicas(0) },
+		"WithWorkers":               func() { WithWorkers(-1) },
+		"WithDrainTimeout":          func() { WithDrainTimeout(-time.Second) },
+		"WithWriteTimeout":          func() { WithWriteTimeout(0) },
+		"WithNames":                 func() { WithNames("", "c") },
+		"WithReadYourWritesTTL":     func() { WithReadYourWritesTTL(0) },
+		"WithStaleCachePoll":        func() { WithStaleCachePoll(-time.Second) },
+		"WithUnreachableBackoffCap": func() { WithUnreachableBackoffCap(0) },
 	} {
 		assert.Contains(t, panicMessage(t, build), "podset: "+name+": ", name)
 	}
