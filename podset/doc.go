@@ -35,7 +35,10 @@
 // function given to WithFeatureGates; the defaults are upstream v1.36.3's,
 // all on. The read-your-writes guard (package consistency) is on by default
 // and records the owner's status writes and, with the default pod control,
-// its pod creations; WithReadYourWrites(false) turns it off.
+// its pod creations; WithReadYourWrites(false) turns it off. An owner it
+// holds is polled every second rather than retried through the failure
+// backoff, and failures caused by an unreachable API server back off at
+// most 30 s, so owners resume soon after an outage (requeue.go).
 //
 // AddPodControllerIndexer and FilterPodsByOwner are upstream's pod-by-owner
 // informer index, for controllers that list an owner's pods themselves.
