@@ -396,13 +396,9 @@ func sameWrites(ours, theirs []k8stesting.Action) string {
 			switch a := a.(type) {
 			case k8stesting.PatchAction:
 				s += " " + a.GetName() + " " + string(a.GetPatchType()) + " " + string(a.GetPatch())
-			case k8stesting.GetAction:
+			case k8stesting.GetAction: // deletes too: a DeleteAction is a GetAction
 				s += " " + a.GetName()
-			case k8stesting.DeleteAction:
-				s += " " + a.GetName()
-			case k8stesting.CreateAction:
-				s += " " + a.GetObject().(metav1.Object).GetName()
-			case k8stesting.UpdateAction:
+			case k8stesting.CreateAction: // updates too: an UpdateAction is a CreateAction
 				s += " " + a.GetObject().(metav1.Object).GetName()
 			}
 			out = append(out, s)
