@@ -18,16 +18,44 @@ func DefaultName(owner string, index int) string {
 	return owner + "-" + strconv.Itoa(index)
 }
 
-// missingIndices returns, lowest first, the indices in [0, replicas) whose
-// name is not in held.
-func missingIndices(owner string, replicas int, name NameFunc, held map[string]bool) []int {
-	var missing []int
+// forMissing calls take(i, name) for each index i in [0, replicas) whose
+// name is not in held, lowest first, until take returns false, and reports
+// whether any name was missing. Its cost is bounded by len(held) plus the
+// calls to take, whatever replicas says: a spec asking for billions of
+// children costs no more than one asking for a few. A naming function that
+// repeats a name ends the walk there.
+func forMissing(owner string, replicas int, name NameFunc, held map[string]bool, take func(i int, name string) bool) bool {
+	walked := make(map[string]bool)
+	missing := false
 	for i := range replicas {
-		if !held[name(owner, i)] {
-			missing = append(missing, i)
+		n := name(owner, i)
+		if walked[n] {
+			return missing
+		}
+		walked[n] = true
+		if held[n] {
+			continue
+		}
+		missing = true
+		if !take(i, n) {
+			return true
 		}
 	}
 	return missing
+}
+
+// forWanted calls add with the name of each index in [0, replicas), as
+// long as the names are held; it stops at the first name that is not, or
+// once it has met more held names than there are (a naming function that
+// repeats names), so its cost is bounded by len(held).
+func forWanted(owner string, replicas int, name NameFunc, held map[string]bool, add func(name string)) {
+	for i := range min(replicas, len(held)+1) {
+		n := name(owner, i)
+		if !held[n] {
+			return
+		}
+		add(n)
+	}
 }
 
 // childIndex is the index a child's IndexLabel gives, or -1 when it has

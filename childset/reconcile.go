@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -100,6 +101,9 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		return Result{}, nil
 	}
 	owner, err := r.spec.Get(namespace, name)
+	if err == nil && isNil(owner) {
+		err = apierrors.NewNotFound(schema.GroupResource{Group: r.gvk.Group, Resource: r.gvk.Kind}, name)
+	}
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("Owner gone", "kind", r.gvk.Kind, "key", key)
 		return Result{}, nil
@@ -108,8 +112,11 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		return Result{}, fmt.Errorf("getting %s %s: %w", r.gvk.Kind, key, err)
 	}
 	template, err := r.spec.NewChild(owner)
+	if err == nil && isNil(template) {
+		err = errors.New("the spec built no child")
+	}
 	if err != nil {
-		r.warn(owner, ReasonSelectorInvalid, "cannot build a child: %v; nothing is written until the object changes", err)
+		r.warn(owner, ReasonTemplateInvalid, "cannot build a child: %v; nothing is written until the object changes", err)
 		return Result{}, nil
 	}
 	selector, selErr := r.spec.Selector(owner)
@@ -207,7 +214,8 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 
 // manageIndexed creates the lowest missing indices or, when none is
 // missing, deletes the children holding no wanted name, highest index
-// first. A pass that creates deletes nothing: a named-creation record and a
+// first. A missing name held by a foreign object is skipped with an event
+// and a retry; deletions wait until it is free. A pass that creates deletes nothing: a named-creation record and a
 // deletion record cannot be pending for one owner at once, and the created
 // children's events sync the owner again.
 func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, children, active []C) (Result, error) {
@@ -219,23 +227,25 @@ func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template 
 	}
 	var res Result
 	var names []string
+	var getErr error
 	indices := map[string]int{}
-	for _, i := range missingIndices(owner.GetName(), replicas, r.cfg.nameFunc, held) {
-		name := r.cfg.nameFunc(owner.GetName(), i)
+	missing := forMissing(owner.GetName(), replicas, r.cfg.nameFunc, held, func(i int, name string) bool {
 		holder, found, err := r.kind.Get(owner.GetNamespace(), name)
 		if err != nil {
-			return Result{}, err
+			getErr = err
+			return false
 		}
 		if found {
 			r.nameConflict(owner, name, holder, true)
 			res.RequeueAfter = r.cfg.conflictRetry
-			continue
+			return true
 		}
 		names = append(names, name)
 		indices[name] = i
-		if len(names) == r.cfg.burst {
-			break
-		}
+		return len(names) < r.cfg.burst
+	})
+	if getErr != nil {
+		return Result{}, getErr
 	}
 	if len(names) > 0 {
 		if err := r.exp.ExpectCreationsNamed(expKey, names); err != nil {
@@ -280,10 +290,14 @@ func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template 
 		}
 		return res, err
 	}
-	wantedNames := make(map[string]bool, replicas)
-	for i := range replicas {
-		wantedNames[r.cfg.nameFunc(owner.GetName(), i)] = true
+	if missing {
+		// Every missing name is held by a foreign object: wait for it.
+		return res, nil
 	}
+	// No name is missing, so every wanted name is held: the walk is as
+	// short as forMissing's.
+	wantedNames := make(map[string]bool, len(held))
+	forWanted(owner.GetName(), replicas, r.cfg.nameFunc, held, func(name string) { wantedNames[name] = true })
 	var extras []C
 	for _, c := range active {
 		if !wantedNames[c.GetName()] {
@@ -350,6 +364,17 @@ func (r *Reconciler[O, C]) warn(owner O, reason, format string, args ...any) {
 	if r.cfg.recorder != nil {
 		r.cfg.recorder.Eventf(owner, v1.EventTypeWarning, reason, format, args...)
 	}
+}
+
+// isNil reports whether obj is a nil interface or a nil pointer, which an
+// adapter may return by mistake; the core treats it as absent rather than
+// panicking on it.
+func isNil(obj any) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func wanted(replicas int32) int { return max(int(replicas), 0) }

@@ -15,6 +15,9 @@ const (
 	// ReasonSelectorMismatch: the selector does not match the child
 	// template's labels; nothing is written.
 	ReasonSelectorMismatch = "SelectorMismatch"
+	// ReasonTemplateInvalid: the Spec could not build a child for the
+	// owner; nothing is written.
+	ReasonTemplateInvalid = "TemplateInvalid"
 	// ReasonNameConflict: an object the owner does not control holds a
 	// name the owner wants; that index is retried later, never duplicated.
 	ReasonNameConflict = "NameConflict"
