@@ -140,13 +140,17 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		return Result{}, err
 	}
 	manager := claim.NewObjectControllerRefManager[C](r.writer, owner, selector, r.gvk, r.canAdopt(owner))
-	children, claimErr := manager.Claim(ctx, append(controlled, orphans...))
-
+	children, err := manager.Claim(ctx, append(controlled, orphans...))
+	if err != nil {
+		// As upstream, a failed claim stops the sync: a child whose
+		// adoption failed would otherwise be replaced by a second one.
+		return Result{}, fmt.Errorf("claiming the children of %s %s: %w", r.gvk.Kind, key, err)
+	}
 	if !satisfied {
-		return Result{RequeueAfter: r.untilExpiry(expKey)}, claimErr
+		return Result{RequeueAfter: r.untilExpiry(expKey)}, nil
 	}
 	if owner.GetDeletionTimestamp() != nil {
-		return Result{}, claimErr
+		return Result{}, nil
 	}
 	active := children[:0:0]
 	for _, c := range children {
@@ -154,13 +158,10 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 			active = append(active, c)
 		}
 	}
-	var res Result
 	if r.cfg.indexed {
-		res, err = r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
-	} else {
-		res, err = r.manageInterchangeable(ctx, owner, template, ref, expKey, active)
+		return r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
 	}
-	return res, errors.Join(claimErr, err)
+	return r.manageInterchangeable(ctx, owner, template, ref, expKey, active)
 }
 
 // canAdopt refuses adoption by an owner being deleted, as upstream; it reads

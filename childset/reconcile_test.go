@@ -1,13 +1,18 @@
 package childset_test
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/expectations"
@@ -249,4 +254,30 @@ func sortedWrites(w []string) []string {
 	w = slices.Clone(w)
 	slices.Sort(w)
 	return w
+}
+
+// A failed adoption stops the sync: the orphan holding web-0 must not be
+// taken for a foreign object, nor replaced in interchangeable mode.
+func TestFailedAdoptionCreatesNothing(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		var opts []childset.Option
+		if indexed {
+			opts = append(opts, childset.WithIndexedNames(nil))
+		}
+		e := newEnv(t, opts...)
+		e.client.PrependReactor("patch", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewInternalError(errors.New("boom"))
+		})
+		e.addOwner(newOwner("web", 1))
+		e.seed(newChild("web-0", nil, map[string]string{"app": "web"}))
+		if _, err := e.r.Reconcile(context.Background(), ns+"/web"); err == nil {
+			t.Fatalf("indexed=%v: Reconcile returned nil after a failed adoption", indexed)
+		}
+		if got := e.writes(); !slices.Equal(got, []string{"patch web-0"}) {
+			t.Fatalf("indexed=%v: writes %v, want only the failed adoption", indexed, got)
+		}
+		if evs := e.events(); len(evs) != 0 {
+			t.Errorf("indexed=%v: events %v, want none", indexed, evs)
+		}
+	}
 }
