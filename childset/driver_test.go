@@ -133,7 +133,12 @@ func TestControllerAdoptsLateOrphan(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stop, done := startController(t, cluster, childset.WithIndexedNames(nil))
-	defer func() { stop(); <-done }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
 	waitForNames(t, e, names("web", 0))
 	orphan := newChild("stray", nil, map[string]string{"app": "web"})
 	orphan.UID = ""
