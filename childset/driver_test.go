@@ -3,6 +3,7 @@ package childset_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
@@ -149,5 +151,50 @@ func TestControllerAdoptsLateOrphan(t *testing.T) {
 	waitForNames(t, e, names("web", 0))
 	if w := e.writes(); !slices.Contains(w, "patch stray") || !slices.Contains(w, "delete stray") {
 		t.Fatalf("writes %v, want stray adopted and deleted", w)
+	}
+}
+
+// The driver applies Result.RequeueAfter: once a foreign holder of web-0
+// goes away, nothing about web changes, and only the requested retry
+// creates web-0.
+func TestControllerRetriesNameConflict(t *testing.T) {
+	cluster := simcluster.New()
+	e := &env{t: t, cluster: cluster, client: cluster.Client()}
+	foreign := newChild("web-0", nil, map[string]string{"app": "not-web"})
+	foreign.UID = ""
+	if _, err := e.client.CoreV1().ConfigMaps(ns).Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owner := newOwner("web", 2)
+	owner.UID = ""
+	if _, err := e.client.AppsV1().ReplicaSets(ns).Create(context.Background(), owner, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rec := record.NewFakeRecorder(100)
+	_, stop, done := startController(t, cluster, childset.WithIndexedNames(nil), childset.WithNameConflictRetry(100*time.Millisecond), childset.WithEventRecorder(rec))
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	waitForNames(t, e, names("web", 0, 1)) // the foreign web-0 and a new web-1
+	time.Sleep(300 * time.Millisecond)     // a few retries of the conflict
+	// The test's own create of the foreign object is the only one.
+	if n := countPrefix(e.writes(), "create web-0"); n != 1 {
+		t.Fatalf("web-0 created while a foreign object held it: %v", e.writes())
+	}
+	if ev := <-rec.Events; !strings.HasPrefix(ev, "Warning "+childset.ReasonNameConflict) {
+		t.Fatalf("event %q, want a NameConflict", ev)
+	}
+	if err := e.client.CoreV1().ConfigMaps(ns).Delete(context.Background(), "web-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		cm, err := e.client.CoreV1().ConfigMaps(ns).Get(ctx, "web-0", metav1.GetOptions{})
+		return err == nil && metav1.GetControllerOf(cm) != nil && metav1.GetControllerOf(cm).Name == "web", nil
+	})
+	if err != nil {
+		t.Fatalf("web-0 was not created by the retry: %v", e.writes())
 	}
 }
