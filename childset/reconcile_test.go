@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,5 +280,29 @@ func TestFailedAdoptionCreatesNothing(t *testing.T) {
 		if evs := e.events(); len(evs) != 0 {
 			t.Errorf("indexed=%v: events %v, want none", indexed, evs)
 		}
+	}
+}
+
+// Reconciles of different owners may run at once (a driver's workers);
+// the race detector checks the shared state.
+func TestConcurrentReconcilesOfDifferentOwners(t *testing.T) {
+	e := newEnv(t, childset.WithIndexedNames(nil))
+	owners := []string{"a", "b", "c", "d"}
+	for _, name := range owners {
+		e.addOwner(newOwner(name, 3))
+	}
+	var wg sync.WaitGroup
+	for _, name := range owners {
+		wg.Go(func() {
+			for range 3 {
+				if _, err := e.r.Reconcile(context.Background(), ns+"/"+name); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := len(e.apiNames()); got != 12 {
+		t.Fatalf("API holds %d children, want 12: %v", got, e.apiNames())
 	}
 }
