@@ -13,7 +13,9 @@
 //     lowest missing indices and deletes the highest first; creations are
 //     expected by name. An orphan that matches the selector and holds a
 //     wanted name is adopted; a foreign object holding one gets a Warning
-//     event (ReasonNameConflict) and a retry, never a second child.
+//     event (ReasonNameConflict) and a retry, never a second child. A pass
+//     that creates deletes nothing; deletions wait until no name is
+//     missing.
 //
 // The core is pure: Reconciler.Reconcile(ctx, key) decides what one sync
 // does and returns a Result carrying the requeue intent; it never touches a
@@ -21,7 +23,12 @@
 // or mention one). Whoever drives a queue applies the Result: Controller,
 // this package's client-go driver (driver.go), or a controller-runtime
 // reconciler. Before any write the selector must be non-empty, valid and
-// match the child template's labels (CheckSelector).
+// match the child template's labels (CheckSelector), and the claim
+// (adoption of matching orphans, release of children that stopped
+// matching, through claim's generic ref manager) must have succeeded.
+//
+// Not here yet: status writes, availability (minReadySeconds), a
+// read-your-writes guard, and rolling updates over package history.
 //
 // Use it in a few lines: write a Spec for the owner and a Kind for the
 // child (embed IndexerLister for the listing), then
