@@ -1,0 +1,42 @@
+// Package childset is the Set core for children of any kind: it keeps an
+// owner's number of children (ConfigMaps, PVCs, custom resources, pods),
+// creating and deleting through one narrow writer, with expectations so a
+// lagging informer cache never yields an extra child.
+//
+// Two identity modes:
+//
+//   - Interchangeable (the default): children get generated names; the
+//     core creates what is missing and deletes the first of the deletion
+//     order (DefaultOrder, or WithDeletionOrder).
+//   - Indexed (WithIndexedNames): children are named <owner>-<index> (or by
+//     a function of yours) and labelled IndexLabel. The core creates the
+//     lowest missing indices and deletes the highest first; creations are
+//     expected by name. An orphan that matches the selector and holds a
+//     wanted name is adopted; a foreign object holding one gets a Warning
+//     event (ReasonNameConflict) and a retry, never a second child. A pass
+//     that creates deletes nothing; deletions wait until no name is
+//     missing.
+//
+// The core is pure: Reconciler.Reconcile(ctx, key) decides what one sync
+// does and returns a Result carrying the requeue intent; it never touches a
+// queue (a test parses this package's core files and fails if they import
+// or mention one). Whoever drives a queue applies the Result: Controller,
+// this package's client-go driver (driver.go), or a controller-runtime
+// reconciler. Before any write the selector must be non-empty, valid and
+// match the child template's labels (CheckSelector), and the claim
+// (adoption of matching orphans, release of children that stopped
+// matching, through claim's generic ref manager) must have succeeded.
+//
+// Not here yet: status writes, availability (minReadySeconds), a
+// read-your-writes guard, and rolling updates over package history.
+//
+// Use it in a few lines: write a Spec for the owner and a Kind for the
+// child (embed IndexerLister for the listing), then
+//
+//	r := childset.NewReconciler[*Owner, *v1.ConfigMap](spec, kind, configMapControl,
+//		childset.WithIndexedNames(nil), childset.WithEventRecorder(recorder))
+//	res, err := r.Reconcile(ctx, "namespace/name")
+//
+// or childset.New(ownerInformer, childInformer, spec, kind, control, opts...)
+// and Run(ctx) for a controller with its own workers.
+package childset

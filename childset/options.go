@@ -1,0 +1,150 @@
+package childset
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/record"
+	cgworkqueue "k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/ctrlkit/ctrlkit/expectations"
+)
+
+// Defaults.
+const (
+	// DefaultBurstReplicas caps the children created or deleted in one
+	// sync, as kube-controller-manager caps ReplicaSets' pods.
+	DefaultBurstReplicas = 500
+	// DefaultNameConflictRetry is when an owner whose wanted name is held
+	// by a foreign object is looked at again.
+	DefaultNameConflictRetry = 10 * time.Second
+	// DefaultWorkers is the number of owners Controller syncs at once.
+	DefaultWorkers = 5
+)
+
+// Option configures NewReconciler and New. A With* given a value that can
+// never be right panics at the call; a nil Option is ignored.
+type Option func(*config)
+
+type config struct {
+	burst         int
+	conflictRetry time.Duration
+	ttl           time.Duration
+	clock         clock.Clock
+	recorder      record.EventRecorder
+	indexed       bool
+	nameFunc      NameFunc
+	order         any // Order[C] for the reconciler's C
+	workers       int
+	queueName     string
+	metrics       cgworkqueue.MetricsProvider
+}
+
+func newConfig(opts []Option) config {
+	cfg := config{
+		burst:         DefaultBurstReplicas,
+		conflictRetry: DefaultNameConflictRetry,
+		ttl:           expectations.ExpectationsTimeout,
+		clock:         clock.RealClock{},
+		workers:       DefaultWorkers,
+	}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	return cfg
+}
+
+// WithIndexedNames selects the indexed identity mode: children are named by
+// name (nil means DefaultName, "<owner>-<index>"). name must give distinct
+// names for distinct indices.
+func WithIndexedNames(name NameFunc) Option {
+	return func(c *config) {
+		c.indexed = true
+		c.nameFunc = name
+		if name == nil {
+			c.nameFunc = DefaultName
+		}
+	}
+}
+
+// WithDeletionOrder replaces DefaultOrder in interchangeable mode. A nil
+// order keeps the default. NewReconciler panics when C is not the child
+// type.
+func WithDeletionOrder[C Object](order Order[C]) Option {
+	return func(c *config) {
+		if order == nil {
+			c.order = nil
+			return
+		}
+		c.order = order
+	}
+}
+
+// WithBurstReplicas caps the creations or deletions of one sync (default
+// DefaultBurstReplicas). n < 1 panics.
+func WithBurstReplicas(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("childset: WithBurstReplicas: the burst must be at least 1, not %d", n))
+	}
+	return func(c *config) { c.burst = n }
+}
+
+// WithNameConflictRetry sets when an owner blocked by a foreign object
+// holding a wanted name is retried (default DefaultNameConflictRetry).
+// d <= 0 panics.
+func WithNameConflictRetry(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("childset: WithNameConflictRetry: the delay must be positive, not %v", d))
+	}
+	return func(c *config) { c.conflictRetry = d }
+}
+
+// WithExpectationsTTL sets how long unobserved creations and deletions hold
+// an owner back (default expectations.ExpectationsTimeout). d <= 0 panics.
+func WithExpectationsTTL(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("childset: WithExpectationsTTL: the TTL must be positive, not %v", d))
+	}
+	return func(c *config) { c.ttl = d }
+}
+
+// WithClock sets the clock of the expectations and of requeue delays; nil
+// means clock.RealClock{}.
+func WithClock(clk clock.Clock) Option {
+	return func(c *config) {
+		if clk == nil {
+			clk = clock.RealClock{}
+		}
+		c.clock = clk
+	}
+}
+
+// WithEventRecorder sets where the core records its Warning events
+// (selector refused, name conflict). nil records none. The writer records
+// its own create and delete events.
+func WithEventRecorder(recorder record.EventRecorder) Option {
+	return func(c *config) { c.recorder = recorder }
+}
+
+// WithWorkers sets how many owners Controller syncs at once (default
+// DefaultWorkers). n < 1 panics.
+func WithWorkers(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("childset: WithWorkers: at least one worker is needed, not %d", n))
+	}
+	return func(c *config) { c.workers = n }
+}
+
+// WithQueueName names Controller's work queue, for its metrics.
+func WithQueueName(name string) Option {
+	return func(c *config) { c.queueName = name }
+}
+
+// WithMetricsProvider publishes Controller's work queue metrics; nil means
+// none.
+func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
+	return func(c *config) { c.metrics = p }
+}

@@ -1,0 +1,388 @@
+package childset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
+	"github.com/ctrlkit/ctrlkit/slowstart"
+)
+
+// Result is what a sync asks of whoever drives it. A zero Result asks
+// nothing: the next event about the owner or its children syncs it again.
+type Result struct {
+	// RequeueAfter > 0 asks for another sync of the key after this delay:
+	// when the expectations holding the owner back expire, or when a name
+	// conflict is worth retrying.
+	RequeueAfter time.Duration
+}
+
+// Reconciler is the pure core: Reconcile decides and performs one sync of
+// an owner. It is safe for concurrent use on different keys; a driver
+// must not reconcile the same key concurrently (work queues guarantee it).
+type Reconciler[O Object, C Object] struct {
+	spec   Spec[O, C]
+	kind   Kind[C]
+	writer objectcontrol.Interface[C]
+	gvk    schema.GroupVersionKind
+	cfg    config
+	order  Order[C]
+	exp    *expectations.UIDTrackingControllerExpectations
+}
+
+// NewReconciler returns the core for owners of spec and children of kind,
+// written through writer (an *objectcontrol.Control, or objectcontrol.Fake
+// in tests): creates, deletes, and the adoption and release patches. A nil
+// spec, kind or writer panics, as does a WithDeletionOrder for another
+// child type.
+func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer objectcontrol.Interface[C], opts ...Option) *Reconciler[O, C] {
+	switch {
+	case spec == nil:
+		panic("childset: NewReconciler: nil spec")
+	case kind == nil:
+		panic("childset: NewReconciler: nil kind")
+	case writer == nil:
+		panic("childset: NewReconciler: nil writer")
+	}
+	cfg := newConfig(opts)
+	r := &Reconciler[O, C]{spec: spec, kind: kind, writer: writer, gvk: spec.GroupVersionKind(), cfg: cfg}
+	r.order = DefaultOrder(kind.Ready)
+	if cfg.order != nil {
+		order, ok := cfg.order.(Order[C])
+		if !ok {
+			var zero C
+			panic(fmt.Sprintf("childset: WithDeletionOrder: the order is a %T, the children are %T", cfg.order, zero))
+		}
+		r.order = order
+	}
+	r.exp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
+		expectations.WithTTL(cfg.ttl), expectations.WithClock(cfg.clock)))
+	return r
+}
+
+// Expectations is the core's expectations cache, keyed by
+// expectations.OwnerKeyFor(owner). Drivers feed it through the Observe
+// methods.
+func (r *Reconciler[O, C]) Expectations() *expectations.UIDTrackingControllerExpectations {
+	return r.exp
+}
+
+// Reconcile syncs the owner behind key ("namespace/name"). It claims the
+// owner's children (adopting matching orphans, releasing children that no
+// longer match) and, unless creations or deletions are still expected,
+// creates or deletes children toward the wanted number. A malformed key or
+// a vanished owner is not an error. A refused spec records a Warning event
+// and returns no error: retrying cannot fix it, the owner's next update
+// syncs it again.
+func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, error) {
+	if ctx == nil {
+		panic("childset: Reconcile: nil context")
+	}
+	logger := klog.FromContext(ctx)
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil || name == "" {
+		logger.Error(err, "Ignoring malformed key", "key", key)
+		return Result{}, nil
+	}
+	owner, err := r.spec.Get(namespace, name)
+	if err == nil && isNil(owner) {
+		err = apierrors.NewNotFound(schema.GroupResource{Group: r.gvk.Group, Resource: r.gvk.Kind}, name)
+	}
+	if apierrors.IsNotFound(err) {
+		logger.V(4).Info("Owner gone", "kind", r.gvk.Kind, "key", key)
+		return Result{}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("getting %s %s: %w", r.gvk.Kind, key, err)
+	}
+	template, err := r.spec.NewChild(owner)
+	if err == nil && isNil(template) {
+		err = errors.New("the spec built no child")
+	}
+	if err != nil {
+		r.warn(owner, ReasonTemplateInvalid, "cannot build a child: %v; nothing is written until the object changes", err)
+		return Result{}, nil
+	}
+	selector, selErr := r.spec.Selector(owner)
+	if err := CheckSelector(selector, selErr, template.GetLabels()); err != nil {
+		var specErr *SpecError
+		errors.As(err, &specErr)
+		r.warn(owner, specErr.Reason, "%v; nothing is created, deleted, adopted or released until the object changes", err)
+		return Result{}, nil
+	}
+
+	expKey := expectations.OwnerKeyFor(owner)
+	satisfied := r.exp.SatisfiedExpectations(expKey)
+
+	ref := metav1.NewControllerRef(owner, r.gvk)
+	controlled, err := r.kind.ListControlledBy(namespace, ref)
+	if err != nil {
+		return Result{}, err
+	}
+	orphans, err := r.kind.ListControlledBy(namespace, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	manager := claim.NewObjectControllerRefManager[C](r.writer, owner, selector, r.gvk, r.canAdopt(owner))
+	children, err := manager.Claim(ctx, append(controlled, orphans...))
+	if err != nil {
+		// As upstream, a failed claim stops the sync: a child whose
+		// adoption failed would otherwise be replaced by a second one.
+		return Result{}, fmt.Errorf("claiming the children of %s %s: %w", r.gvk.Kind, key, err)
+	}
+	if !satisfied {
+		return Result{RequeueAfter: r.untilExpiry(expKey)}, nil
+	}
+	if owner.GetDeletionTimestamp() != nil {
+		return Result{}, nil
+	}
+	active := children[:0:0]
+	for _, c := range children {
+		if c.GetDeletionTimestamp() == nil {
+			active = append(active, c)
+		}
+	}
+	if r.cfg.indexed {
+		return r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
+	}
+	return r.manageInterchangeable(ctx, owner, template, ref, expKey, active)
+}
+
+// canAdopt refuses adoption by an owner being deleted, as upstream; it reads
+// the cached owner.
+func (r *Reconciler[O, C]) canAdopt(owner O) func(context.Context) error {
+	return func(context.Context) error {
+		if owner.GetDeletionTimestamp() != nil {
+			return fmt.Errorf("%s %s/%s is being deleted; not adopting", r.gvk.Kind, owner.GetNamespace(), owner.GetName())
+		}
+		return nil
+	}
+}
+
+// untilExpiry is how long the unfulfilled expectations of key still hold the
+// owner back: the driver requeues then, in case the observations never come.
+func (r *Reconciler[O, C]) untilExpiry(key string) time.Duration {
+	rep, ok := r.exp.Pending(key)
+	if !ok || rep.Age >= r.cfg.ttl {
+		return time.Millisecond
+	}
+	return r.cfg.ttl - rep.Age
+}
+
+func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, active []C) (Result, error) {
+	diff := len(active) - wanted(r.spec.Replicas(owner))
+	switch {
+	case diff < 0:
+		n := min(-diff, r.cfg.burst)
+		if err := r.exp.ExpectCreations(expKey, n); err != nil {
+			return Result{}, err
+		}
+		created, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
+			child := template.DeepCopyObject().(C)
+			child.SetName("")
+			if child.GetGenerateName() == "" {
+				child.SetGenerateName(owner.GetName() + "-")
+			}
+			return r.create(ctx, owner, child, ref)
+		})
+		if missed := n - created; missed > 0 {
+			r.exp.LowerExpectations(expKey, missed, 0)
+		}
+		return Result{}, err
+	case diff > 0:
+		victims := slices.Clone(active)
+		slices.SortStableFunc(victims, r.order)
+		return Result{}, r.deleteChildren(ctx, owner, expKey, victims[:min(diff, r.cfg.burst)])
+	}
+	return Result{}, nil
+}
+
+// manageIndexed creates the lowest missing indices or, when none is
+// missing, deletes the children holding no wanted name, highest index
+// first. A missing name held by a foreign object is skipped with an event
+// and a retry; deletions wait until it is free. A pass that creates deletes nothing: a named-creation record and a
+// deletion record cannot be pending for one owner at once, and the created
+// children's events sync the owner again.
+func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, children, active []C) (Result, error) {
+	replicas := wanted(r.spec.Replicas(owner))
+	held := make(map[string]bool, len(children))
+	for _, c := range children {
+		// A child being deleted still holds its name: its index waits.
+		held[c.GetName()] = true
+	}
+	var res Result
+	var names []string
+	var getErr error
+	indices := map[string]int{}
+	missing := forMissing(owner.GetName(), replicas, r.cfg.nameFunc, held, func(i int, name string) bool {
+		holder, found, err := r.kind.Get(owner.GetNamespace(), name)
+		if err != nil {
+			getErr = err
+			return false
+		}
+		if found {
+			r.nameConflict(owner, name, holder, true)
+			res.RequeueAfter = r.cfg.conflictRetry
+			return true
+		}
+		names = append(names, name)
+		indices[name] = i
+		return len(names) < r.cfg.burst
+	})
+	if getErr != nil {
+		return Result{}, getErr
+	}
+	if len(names) > 0 {
+		if err := r.exp.ExpectCreationsNamed(expKey, names); err != nil {
+			return Result{}, err
+		}
+		var mu sync.Mutex
+		done := make(map[string]bool, len(names))
+		_, err := slowstart.BatchIndexed(ctx, len(names), slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
+			name := names[i]
+			child := template.DeepCopyObject().(C)
+			child.SetName(name)
+			child.SetGenerateName("")
+			lbls := make(map[string]string, len(child.GetLabels())+1)
+			for k, v := range child.GetLabels() {
+				lbls[k] = v
+			}
+			lbls[IndexLabel] = strconv.Itoa(indices[name])
+			child.SetLabels(lbls)
+			err := r.create(ctx, owner, child, ref)
+			if apierrors.IsAlreadyExists(err) {
+				// The cache had not shown the holder yet.
+				var unknown C
+				r.nameConflict(owner, name, unknown, false)
+				mu.Lock()
+				res.RequeueAfter = r.cfg.conflictRetry
+				mu.Unlock()
+				return nil
+			}
+			if err == nil {
+				mu.Lock()
+				done[name] = true
+				mu.Unlock()
+			}
+			return err
+		})
+		// Names not created (failed, conflicting or never tried) will not
+		// be observed: stop expecting them.
+		for _, name := range names {
+			if !done[name] {
+				r.exp.CreationObservedNamed(expKey, name)
+			}
+		}
+		return res, err
+	}
+	if missing {
+		// Every missing name is held by a foreign object: wait for it.
+		return res, nil
+	}
+	// No name is missing, so every wanted name is held: the walk is as
+	// short as forMissing's.
+	wantedNames := make(map[string]bool, len(held))
+	forWanted(owner.GetName(), replicas, r.cfg.nameFunc, held, func(name string) { wantedNames[name] = true })
+	var extras []C
+	for _, c := range active {
+		if !wantedNames[c.GetName()] {
+			extras = append(extras, c)
+		}
+	}
+	if len(extras) == 0 {
+		return res, nil
+	}
+	indexedDeletionOrder(extras)
+	return res, r.deleteChildren(ctx, owner, expKey, extras[:min(len(extras), r.cfg.burst)])
+}
+
+func (r *Reconciler[O, C]) create(ctx context.Context, owner O, child C, ref *metav1.OwnerReference) error {
+	child.SetNamespace(owner.GetNamespace())
+	_, err := r.writer.Create(ctx, owner.GetNamespace(), child, owner, ref)
+	if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
+		return nil
+	}
+	return err
+}
+
+// deleteChildren deletes victims concurrently, expecting each by key; a
+// failed delete is no longer expected, and a child already gone is not an
+// error.
+func (r *Reconciler[O, C]) deleteChildren(ctx context.Context, owner O, expKey string, victims []C) error {
+	keys := make([]string, len(victims))
+	for i, c := range victims {
+		keys[i] = childKey(c)
+	}
+	if err := r.exp.ExpectDeletions(expKey, keys); err != nil {
+		return err
+	}
+	errs := make([]error, len(victims))
+	var wg sync.WaitGroup
+	for i, c := range victims {
+		wg.Go(func() {
+			err := r.writer.Delete(ctx, c.GetNamespace(), c.GetName(), owner)
+			if err != nil {
+				r.exp.DeletionObserved(expKey, keys[i])
+				if !apierrors.IsNotFound(err) {
+					errs[i] = err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return utilerrors.NewAggregate(errs)
+}
+
+// nameConflict records that name is held by holder (when known, the cached
+// object) which the owner does not control.
+func (r *Reconciler[O, C]) nameConflict(owner O, name string, holder C, known bool) {
+	msg := "%s %q is held by an object this %s does not control; not creating it until the name is free"
+	if known {
+		if ctrl := metav1.GetControllerOfNoCopy(holder); ctrl != nil {
+			msg = fmt.Sprintf("%%s %%q is controlled by %s %s, not by this %%s; not creating it until the name is free", ctrl.Kind, ctrl.Name)
+		}
+	}
+	r.warn(owner, ReasonNameConflict, msg, "child", name, r.gvk.Kind)
+}
+
+func (r *Reconciler[O, C]) warn(owner O, reason, format string, args ...any) {
+	if r.cfg.recorder != nil {
+		r.cfg.recorder.Eventf(owner, v1.EventTypeWarning, reason, format, args...)
+	}
+}
+
+// isNil reports whether obj is a nil interface or a nil pointer, which an
+// adapter may return by mistake; the core treats it as absent rather than
+// panicking on it.
+func isNil(obj any) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+func wanted(replicas int32) int { return max(int(replicas), 0) }
+
+func childKey(c Object) string {
+	if ns := c.GetNamespace(); ns != "" {
+		return ns + "/" + c.GetName()
+	}
+	return c.GetName()
+}
