@@ -3,13 +3,13 @@ package podset
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
@@ -18,7 +18,7 @@ import (
 // conditions, the ReplicaFailure reason) of an owner whose selector does not
 // match its pod template's labels: every pod it created would be released at
 // once and created again.
-const ReasonSelectorMismatch = "SelectorMismatch"
+const ReasonSelectorMismatch = childset.ReasonSelectorMismatch
 
 // SpecError is why a sync refused an owner's spec: a selector that cannot be
 // used (ReasonSelectorInvalid: malformed, missing or empty) or one that does
@@ -26,37 +26,20 @@ const ReasonSelectorMismatch = "SelectorMismatch"
 // checks the API server's ReplicaSet validation makes; owners that bypass
 // it, custom resources without a schema for it in particular, could
 // otherwise make the controller create pods forever or adopt every pod of
-// the namespace.
-type SpecError struct {
-	// Reason is ReasonSelectorInvalid or ReasonSelectorMismatch.
-	Reason string
-	// Err says what is wrong, for the event and the condition message.
-	Err error
-}
-
-func (e *SpecError) Error() string { return e.Err.Error() }
-
-func (e *SpecError) Unwrap() error { return e.Err }
+// the namespace. It is childset's, whose rule podset applies to pods.
+type SpecError = childset.SpecError
 
 // checkSpec returns the SpecError of an owner whose selector (already
 // converted by the Kind, or selErr) or template the controller can never
 // converge on, or nil. A nil template counts as one without labels.
 func checkSpec(selector labels.Selector, selErr error, tmpl *v1.PodTemplateSpec) *SpecError {
-	switch {
-	case selErr != nil:
-		return &SpecError{Reason: ReasonSelectorInvalid, Err: fmt.Errorf("invalid selector: %w", selErr)}
-	case selector == nil:
-		return &SpecError{Reason: ReasonSelectorInvalid, Err: errors.New("invalid selector: none")}
-	case selector.Empty():
-		return &SpecError{Reason: ReasonSelectorInvalid, Err: errors.New("invalid selector: an empty selector would select every pod of the namespace")}
-	}
 	var templateLabels map[string]string
 	if tmpl != nil {
 		templateLabels = tmpl.Labels
 	}
-	if !selector.Matches(labels.Set(templateLabels)) {
-		return &SpecError{Reason: ReasonSelectorMismatch, Err: fmt.Errorf("selector %q does not match the template's labels %q",
-			selector.String(), labels.Set(templateLabels).String())}
+	var specErr *SpecError
+	if errors.As(childset.CheckSelector(selector, selErr, templateLabels), &specErr) {
+		return specErr
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
@@ -24,7 +25,7 @@ import (
 // ReasonSelectorInvalid is the Warning event recorded on an owner whose
 // selector cannot be used; the owner is then left alone until it changes,
 // instead of being retried in a hot loop.
-const ReasonSelectorInvalid = "SelectorInvalid"
+const ReasonSelectorInvalid = childset.ReasonSelectorInvalid
 
 // Sync brings one owner, named by its "namespace/name" key, to its desired
 // pod count and writes its status. It is upstream's syncReplicaSet: the
