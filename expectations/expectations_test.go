@@ -261,20 +261,23 @@ func TestExtremeCounts(t *testing.T) {
 func TestHugeRaiseAndLowerSaturate(t *testing.T) {
 	c, _, _ := newTestCache(t, 0)
 	require.NoError(t, c.ExpectCreations("k", 1))
+	// Start near the top, so that a raise by the largest int (32 or 64
+	// bits wide) would wrap without saturation.
+	rec, _, _ := c.GetExpectations("k")
+	rec.Add(math.MaxInt64-2, math.MaxInt64-2)
 	c.RaiseExpectations("k", math.MaxInt, 0)
 	assert.False(t, c.SatisfiedExpectations("k"), "a huge raise must not wrap to satisfied")
 	c.RaiseExpectations("k", math.MaxInt, math.MaxInt)
-	rec, _, _ := c.GetExpectations("k")
 	add, del := rec.GetExpectations()
 	assert.Equal(t, int64(math.MaxInt64), add)
 	assert.Equal(t, int64(math.MaxInt64), del)
 
-	require.NoError(t, c.ExpectDeletions("k", 0))
-	c.LowerExpectations("k", math.MaxInt, 0)
+	require.NoError(t, c.ExpectCreations("k", 0))
+	rec, _, _ = c.GetExpectations("k")
+	rec.Add(math.MinInt64+2, 0)
 	c.LowerExpectations("k", math.MaxInt, 0)
 	c.CreationObserved("k")
 	assert.True(t, c.SatisfiedExpectations("k"), "a huge lower must not wrap to waiting")
-	rec, _, _ = c.GetExpectations("k")
 	add, _ = rec.GetExpectations()
 	assert.Equal(t, int64(math.MinInt64), add)
 
