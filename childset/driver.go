@@ -2,16 +2,14 @@ package childset
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
+	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
@@ -22,12 +20,8 @@ import (
 type Controller[O Object, C Object] struct {
 	reconciler   *Reconciler[O, C]
 	queue        *workqueue.RateLimitingQueue[string]
+	loop         *syncloop.Loop
 	ownerIndexer cache.Indexer
-	hasSynced    []cache.InformerSynced
-	workers      int
-	started      atomic.Bool
-	drainCh      chan struct{}
-	drainOnce    sync.Once
 }
 
 // New returns a controller for owners from ownerInformer and children from
@@ -44,12 +38,22 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 	if r.cfg.metrics == nil {
 		qopts = qopts[:1]
 	}
+	limiter := workqueue.DefaultControllerRateLimiter[string]()
 	c := &Controller[O, C]{
 		reconciler:   r,
-		queue:        workqueue.NewRateLimiting[string](nil, qopts...),
+		queue:        workqueue.NewRateLimiting(limiter, qopts...),
 		ownerIndexer: ownerInformer.GetIndexer(),
-		workers:      r.cfg.workers,
-		drainCh:      make(chan struct{}),
+	}
+	c.loop = &syncloop.Loop{
+		Queue: c.queue, Limiter: limiter, Workers: r.cfg.workers,
+		Reconcile: func(ctx context.Context, key string) (time.Duration, error) {
+			res, err := r.Reconcile(ctx, key)
+			return res.RequeueAfter, err
+		},
+		UnreachableBackoffCap: DefaultUnreachableBackoffCap,
+		DrainTimeout:          r.cfg.drainTimeout,
+		Clock:                 r.cfg.clock,
+		Name:                  r.cfg.queueName,
 	}
 	if err := AddControllerIndexer(childInformer); err != nil {
 		return nil, err
@@ -71,7 +75,7 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 		_ = ownerInformer.RemoveEventHandler(ownerReg)
 		return nil, fmt.Errorf("childset: registering child handlers: %w", err)
 	}
-	c.hasSynced = []cache.InformerSynced{ownerReg.HasSynced, childReg.HasSynced}
+	c.loop.HasSynced = []cache.InformerSynced{ownerReg.HasSynced, childReg.HasSynced}
 	return c, nil
 }
 
@@ -81,76 +85,26 @@ func (c *Controller[O, C]) Reconciler() *Reconciler[O, C] { return c.reconciler 
 // Run waits for the handlers to see the informers synced, then reconciles
 // owners with the configured workers until ctx is done (queued owners are
 // dropped, in-flight syncs see ctx cancelled) or Drain is called (queued
-// owners are still synced; ctx still cuts it short). It shuts the queue
-// down and returns nil once every goroutine it started has exited. It may
-// be called once.
+// owners are still synced, for at most the drain timeout; ctx still cuts
+// it short). A failed sync is retried with the queue's exponential backoff,
+// capped at DefaultUnreachableBackoffCap when the API server could not be
+// reached; a successful one honours Result.RequeueAfter. Run shuts the
+// queue down and returns nil once every goroutine it started has exited.
+// It may be called once.
 func (c *Controller[O, C]) Run(ctx context.Context) error {
-	if !c.started.CompareAndSwap(false, true) {
-		return errors.New("childset: Run called twice")
+	if err := c.loop.Run(ctx); err != nil {
+		return fmt.Errorf("childset: %w", err)
 	}
-	defer c.queue.ShutDown()
-	waitCtx, cancelWait := context.WithCancel(ctx)
-	defer cancelWait()
-	go func() {
-		select {
-		case <-c.drainCh:
-			cancelWait()
-		case <-waitCtx.Done():
-		}
-	}()
-	if !cache.WaitForCacheSync(waitCtx.Done(), c.hasSynced...) {
-		return nil
-	}
-	workCtx, cancelWork := context.WithCancel(ctx)
-	defer cancelWork()
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(workCtx) {
-			}
-		})
-	}
-	select {
-	case <-ctx.Done():
-		cancelWork()
-		c.queue.ShutDown()
-	case <-c.drainCh:
-		if err := c.queue.ShutDownWithDrainContext(ctx); err != nil {
-			klog.FromContext(ctx).Info("Drain cut short", "reason", err.Error())
-		}
-		cancelWork()
-	}
-	wg.Wait()
 	return nil
 }
 
 // Drain asks Run to stop gracefully; it returns at once and may be called
 // more than once.
-func (c *Controller[O, C]) Drain() { c.drainOnce.Do(func() { close(c.drainCh) }) }
+func (c *Controller[O, C]) Drain() { c.loop.Drain() }
 
-// processNext reconciles one key and applies its Result: a failure is
-// retried with the queue's exponential backoff; success forgets the
-// backoff and honours RequeueAfter. It reports whether to go on.
-func (c *Controller[O, C]) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	res, err := c.reconciler.Reconcile(ctx, key)
-	if err != nil {
-		if ctx.Err() == nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Sync failed", "key", key)
-		}
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	if res.RequeueAfter > 0 {
-		c.queue.AddAfter(key, res.RequeueAfter)
-	}
-	return true
-}
+// HasSynced reports whether Run has seen the caches synced and its workers
+// are running; serve it as a readiness probe.
+func (c *Controller[O, C]) HasSynced() bool { return c.loop.HasSyncedAndRunning() }
 
 func (c *Controller[O, C]) enqueueOwner(obj any) {
 	key, err := cache.MetaNamespaceKeyFunc(obj)

@@ -21,6 +21,11 @@ const (
 	DefaultNameConflictRetry = 10 * time.Second
 	// DefaultWorkers is the number of owners Controller syncs at once.
 	DefaultWorkers = 5
+	// DefaultDrainTimeout bounds Controller's graceful stop (Drain).
+	DefaultDrainTimeout = 30 * time.Second
+	// DefaultUnreachableBackoffCap caps Controller's retry delay after a
+	// sync failed because the API server could not be reached.
+	DefaultUnreachableBackoffCap = 30 * time.Second
 )
 
 // Option configures NewReconciler and New. A With* given a value that can
@@ -37,6 +42,7 @@ type config struct {
 	nameFunc      NameFunc
 	order         any // Order[C] for the reconciler's C
 	workers       int
+	drainTimeout  time.Duration
 	queueName     string
 	metrics       cgworkqueue.MetricsProvider
 }
@@ -48,6 +54,7 @@ func newConfig(opts []Option) config {
 		ttl:           expectations.ExpectationsTimeout,
 		clock:         clock.RealClock{},
 		workers:       DefaultWorkers,
+		drainTimeout:  DefaultDrainTimeout,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -136,6 +143,17 @@ func WithWorkers(n int) Option {
 		panic(fmt.Sprintf("childset: WithWorkers: at least one worker is needed, not %d", n))
 	}
 	return func(c *config) { c.workers = n }
+}
+
+// WithDrainTimeout bounds Controller's graceful stop (Drain): queued owners
+// keep being synced until the queue is empty or this much time has passed,
+// after which in-flight syncs are cancelled (default DefaultDrainTimeout).
+// Zero cancels them at once; a negative d panics.
+func WithDrainTimeout(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("childset: WithDrainTimeout: the timeout must not be negative, not %v", d))
+	}
+	return func(c *config) { c.drainTimeout = d }
 }
 
 // WithQueueName names Controller's work queue, for its metrics.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -25,8 +22,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
@@ -51,20 +50,15 @@ type Controller[O metav1.Object] struct {
 	guard        *consistency.Guard // nil when WithReadYourWrites(false)
 	ownerGR      schema.GroupResource
 	queue        *workqueue.RateLimitingQueue[string]
-	limiter      workqueue.RateLimiter[string] // the queue's, for capped retries
+	loop         *syncloop.Loop // Run's workers over queue
 
 	podIndexer   cache.Indexer
 	podLister    corelisters.PodLister
 	ownerIndexer cache.Indexer
 	hasSynced    []cache.InformerSynced
 
-	// syncHandler is Sync; tests swap it to observe keys.
-	syncHandler func(ctx context.Context, key string) error
-
-	started   atomic.Bool
-	synced    atomic.Bool
-	drainCh   chan struct{}
-	drainOnce sync.Once
+	// syncHandler is Reconcile; tests swap it to observe keys.
+	syncHandler func(ctx context.Context, key string) (childset.Result, error)
 }
 
 // podGroupResource names pods to the read-your-writes guard.
@@ -104,8 +98,8 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	logger := klog.FromContext(ctx)
 	c := &Controller[O]{
 		kind: kind, gvk: gvk, client: client, cfg: cfg, logger: logger,
-		recorder: cfg.recorder, drainCh: make(chan struct{}),
-		ownerGR: ownerGVR.GroupResource(),
+		recorder: cfg.recorder,
+		ownerGR:  ownerGVR.GroupResource(),
 	}
 	c.siblings, _ = kind.(SiblingLister[O])
 	if c.recorder == nil {
@@ -139,8 +133,8 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	if cfg.metrics != nil {
 		qopts = append(qopts, workqueue.WithMetricsProvider(cfg.metrics))
 	}
-	c.limiter = workqueue.DefaultControllerRateLimiter[string]()
-	c.queue = workqueue.NewRateLimiting(c.limiter, qopts...)
+	limiter := workqueue.DefaultControllerRateLimiter[string]()
+	c.queue = workqueue.NewRateLimiting(limiter, qopts...)
 
 	if err := AddPodControllerIndexer(podInf); err != nil {
 		return nil, fmt.Errorf("podset: %w", err)
@@ -158,8 +152,23 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	c.podIndexer = podInf.GetIndexer()
 	c.podLister = podInformer.Lister()
 	c.ownerIndexer = ownerInformer.GetIndexer()
-	c.hasSynced = []cache.InformerSynced{podInf.HasSynced, ownerInformer.HasSynced}
-	c.syncHandler = c.Sync
+	c.syncHandler = c.Reconcile
+	c.loop = &syncloop.Loop{
+		Queue: c.queue, Limiter: limiter, Workers: cfg.workers,
+		Reconcile: func(ctx context.Context, key string) (time.Duration, error) {
+			res, err := c.syncHandler(ctx, key)
+			return res.RequeueAfter, err
+		},
+		HasSynced:             []cache.InformerSynced{podInf.HasSynced, ownerInformer.HasSynced},
+		StaleCachePoll:        cfg.staleCachePoll,
+		UnreachableBackoffCap: cfg.unreachableBackoffCap,
+		DrainTimeout:          cfg.drainTimeout,
+		Clock:                 cfg.clock,
+		Name:                  lower,
+	}
+	if m := cfg.syncMetrics; m != nil {
+		c.loop.Observe = func(_ string, took time.Duration, err error) { m.ObserveSync(gvk.Kind, took, err) }
+	}
 	return c, nil
 }
 
@@ -216,80 +225,38 @@ func (c *Controller[O]) RecordPodWrite(pod *v1.Pod, controllerRef *metav1.OwnerR
 //     (WithDrainTimeout), after which in-flight syncs are cancelled. A
 //     cancelled ctx during the drain cuts it short at once.
 //
+// An unsuccessful sync is retried by why it failed: an owner held by the
+// read-your-writes guard is polled at a short fixed interval
+// (WithStaleCachePoll), a failure caused by an unreachable API server backs
+// off no longer than a cap (WithUnreachableBackoffCap), and any other
+// failure backs off exponentially, as upstream.
+//
 // Run returns nil once every goroutine it started has exited. It may be
 // called only once.
 func (c *Controller[O]) Run(ctx context.Context) error {
-	if !c.started.CompareAndSwap(false, true) {
-		return errors.New("podset: Run called twice")
-	}
-	logger := klog.FromContext(ctx)
-	name := strings.ToLower(c.gvk.Kind)
 	if c.broadcaster != nil {
 		c.broadcaster.StartStructuredLogging(3)
 		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
 		defer c.broadcaster.Shutdown()
 	}
-	logger.Info("Starting controller", "name", name, "workers", c.cfg.workers, "burstReplicas", c.cfg.burst)
-	defer logger.Info("Shut down controller", "name", name)
-
-	// Syncs run on workCtx: cancelled with ctx (stop now), or at the end of
-	// a graceful drain.
-	workCtx, cancelWork := context.WithCancel(ctx)
-	defer cancelWork()
-	waitCtx, cancelWait := context.WithCancel(ctx)
-	defer cancelWait()
-	go func() {
-		select {
-		case <-c.drainCh:
-			cancelWait()
-		case <-waitCtx.Done():
-		}
-	}()
-
-	var wg sync.WaitGroup
-	if !cache.WaitForNamedCacheSyncWithContext(waitCtx, c.hasSynced...) {
-		// Nobody would hand the queued keys out: there is nothing to drain.
-		c.queue.ShutDown()
-		return nil
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting controller", "name", c.loop.Name, "workers", c.cfg.workers, "burstReplicas", c.cfg.burst)
+	defer logger.Info("Shut down controller", "name", c.loop.Name)
+	if err := c.loop.Run(ctx); err != nil {
+		return fmt.Errorf("podset: %w", err)
 	}
-	c.synced.Store(true)
-	for range c.cfg.workers {
-		wg.Go(func() {
-			for workCtx.Err() == nil && c.ProcessNextWorkItem(workCtx) {
-			}
-		})
-	}
-	select {
-	case <-ctx.Done():
-		c.synced.Store(false)
-		logger.Info("Stopping at once; queued owners are dropped", "name", name, "queued", c.queue.Len())
-		cancelWork()
-		c.queue.ShutDown()
-	case <-c.drainCh:
-		c.synced.Store(false)
-		logger.Info("Draining the work queue", "name", name, "queued", c.queue.Len(), "timeout", c.cfg.drainTimeout)
-		drainCtx, cancelDrain := context.WithTimeout(ctx, c.cfg.drainTimeout)
-		if err := c.queue.ShutDownWithDrainContext(drainCtx); err != nil {
-			logger.Info("Drain cut short; cancelling in-flight syncs", "name", name, "reason", err.Error())
-		}
-		cancelDrain()
-		cancelWork()
-	}
-	wg.Wait()
 	return nil
 }
 
 // Drain asks Run to stop gracefully (see Run). It returns at once; Run
 // returns when the drain is over. Calling it more than once, or before Run,
 // is safe: a Run that has not synced its caches yet returns at once.
-func (c *Controller[O]) Drain() {
-	c.drainOnce.Do(func() { close(c.drainCh) })
-}
+func (c *Controller[O]) Drain() { c.loop.Drain() }
 
 // HasSynced reports whether Run has seen the informer caches synced and its
 // workers are running; it turns false again once a stop begins. Serve it as
 // a readiness probe.
-func (c *Controller[O]) HasSynced() bool { return c.synced.Load() }
+func (c *Controller[O]) HasSynced() bool { return c.loop.HasSyncedAndRunning() }
 
 // Queue is the controller's work queue of "namespace/name" keys. Another
 // framework driving the core may read it; the handlers fill it.
@@ -315,36 +282,23 @@ type expectationsCache interface {
 	GetExpectations(key string) (*expectations.ControlleeExpectations, bool, error)
 }
 
+// Sync is Reconcile for a caller without a driver of its own: it queues
+// the key again on the controller's own queue when the Result asks for it,
+// as Run's workers do, and returns the error.
+func (c *Controller[O]) Sync(ctx context.Context, key string) error {
+	res, err := c.Reconcile(ctx, key)
+	if res.RequeueAfter > 0 {
+		c.queue.AddAfter(key, res.RequeueAfter)
+	}
+	return err
+}
+
 // ProcessNextWorkItem takes one key from the queue, syncs it and reports
-// whether a worker should go on (false once the queue is shut down). Success
-// forgets the key's backoff. Otherwise the key is requeued by why the sync
-// stopped (see requeue.go): an owner held by the read-your-writes guard is
-// polled at a short fixed interval, a failure caused by an unreachable API
-// server backs off no longer than a cap, and any other failure backs off
-// exponentially, as upstream. Run's workers loop on it; callers running
-// their own workers may too.
+// whether a worker should go on (false once the queue is shut down); the
+// key is put back as Run's workers put it back. Callers running their own
+// workers may loop on it.
 func (c *Controller[O]) ProcessNextWorkItem(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := c.cfg.clock.Now()
-	err := c.syncHandler(ctx, key)
-	if c.cfg.syncMetrics != nil {
-		c.cfg.syncMetrics.ObserveSync(c.gvk.Kind, c.cfg.clock.Since(start), err)
-	}
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	if errors.Is(err, consistency.ErrStaleCache) {
-		klog.FromContext(ctx).V(4).Info("Informer cache behind the controller's writes; polling", "kind", c.gvk.Kind, "key", key, "reason", err.Error())
-	} else if ctx.Err() == nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed", "kind", c.gvk.Kind, "key", key)
-	}
-	c.requeue(key, err)
-	return true
+	return c.loop.ProcessNext(ctx)
 }
 
 // ownerKey is the work queue key of an owner: "namespace/name".

@@ -1,38 +1,11 @@
 package podset
 
-import (
-	"context"
-	"errors"
-	"io"
-	"net"
-	"syscall"
-	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-
-	"github.com/ctrlkit/ctrlkit/consistency"
-)
+import "time"
 
 // Requeue defaults. Upstream requeues every unsuccessful sync through the
-// controller's exponential failure backoff (5 ms doubling up to 1000 s).
-// That is right for an owner whose own data keeps failing, but wrong for
-// the two holds that are not the owner's doing:
-//
-//   - A stale informer cache is not a failure. Each stale retry doubled the
-//     owner's backoff, so an owner whose cache caught up at 200 s first
-//     synced at 328 s. Worse, each took a token from the queue's bucket
-//     shared by all owners (10 a second, burst 100): a fast scale-up finds
-//     the pod cache a few writes behind after nearly every batch, and a few
-//     thousand such retries put the bucket minutes into debt, so the next
-//     retry of any owner, for any reason, waited minutes. Polling at a fixed
-//     short interval, outside the limiter, resumes an owner within that
-//     interval of its cache catching up; EnsureReady costs a map lookup.
-//   - An API server that cannot be reached (restarting, overloaded, behind
-//     a broken connection) fails every owner at once. Doubling up to 1000 s
-//     meant an owner first retried almost 11 minutes after a 5.5-minute
-//     outage. Capping the delay of such failures bounds how long an owner
-//     waits after the server answers again.
+// controller's exponential failure backoff; ctrlkit retries the two holds
+// that are not the owner's doing differently (the why is written down in
+// internal/syncloop):
 const (
 	// DefaultStaleCachePoll is how often an owner held by the
 	// read-your-writes guard is looked at again.
@@ -41,76 +14,3 @@ const (
 	// because the API server could not be reached or could not answer.
 	DefaultUnreachableBackoffCap = 30 * time.Second
 )
-
-// requeueReason says why an unsuccessful sync is retried, which decides how.
-type requeueReason int
-
-const (
-	// requeueFailure: the sync failed for a reason of its own; exponential
-	// backoff, as upstream.
-	requeueFailure requeueReason = iota
-	// requeueStaleCache: the guard holds the owner until the informers
-	// catch up; a fixed short poll, and the failure streak is untouched.
-	requeueStaleCache
-	// requeueUnreachable: the API server did not answer; backoff, capped.
-	requeueUnreachable
-)
-
-// classifyRequeue tells why err ended a sync.
-func classifyRequeue(err error) requeueReason {
-	switch {
-	case errors.Is(err, consistency.ErrStaleCache):
-		return requeueStaleCache
-	case serverUnreachable(err):
-		return requeueUnreachable
-	default:
-		return requeueFailure
-	}
-}
-
-// serverUnreachable reports whether err says the API server could not be
-// reached or could not answer in time, rather than that it refused the
-// request: connection refused or reset, a connection lost mid-request, a
-// write deadline, or the server's own "unavailable", "timeout" and "too
-// many requests" answers. Aggregated errors (claims, batches) count when
-// any of their errors does, since one unreachable call already says the
-// server is away.
-func serverUnreachable(err error) bool {
-	if err == nil {
-		return false
-	}
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		for _, e := range agg.Errors() {
-			if serverUnreachable(e) {
-				return true
-			}
-		}
-		return false
-	}
-	var netErr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-		errors.Is(err, context.DeadlineExceeded):
-		return true
-	case errors.As(err, &netErr):
-		return true
-	case apierrors.IsServiceUnavailable(err), apierrors.IsServerTimeout(err),
-		apierrors.IsTimeout(err), apierrors.IsTooManyRequests(err):
-		return true
-	}
-	return false
-}
-
-// requeue puts key back after an unsuccessful sync, by the reason err gives.
-func (c *Controller[O]) requeue(key string, err error) {
-	switch classifyRequeue(err) {
-	case requeueStaleCache:
-		c.queue.AddAfter(key, c.cfg.staleCachePoll)
-	case requeueUnreachable:
-		c.queue.AddAfter(key, min(c.limiter.When(key), c.cfg.unreachableBackoffCap))
-	default:
-		c.queue.AddRateLimited(key)
-	}
-}

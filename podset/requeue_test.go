@@ -18,6 +18,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/consistency"
 )
 
@@ -32,12 +33,12 @@ func heldUntil(t *testing.T, clearsAt time.Duration, failure error, opts ...Opti
 	e := newEnv(t, nil, append([]Option{WithClock(clk)}, opts...)...)
 	const key = "ns/held"
 	var succeededAt time.Time
-	e.c.syncHandler = func(context.Context, string) error {
+	e.c.syncHandler = func(context.Context, string) (childset.Result, error) {
 		if clk.Since(start) < clearsAt {
-			return failure
+			return childset.Result{}, failure
 		}
 		succeededAt = clk.Now()
-		return nil
+		return childset.Result{}, nil
 	}
 	e.c.queue.Add(key)
 	for i := 0; succeededAt.IsZero(); i++ {
@@ -85,7 +86,7 @@ func TestStaleCacheHoldResumesWithinOnePoll(t *testing.T) {
 func TestStaleCacheHoldDoesNotFeedBackoff(t *testing.T) {
 	e := newEnv(t, nil)
 	const key = "ns/held"
-	e.c.syncHandler = func(context.Context, string) error { return staleErr() }
+	e.c.syncHandler = func(context.Context, string) (childset.Result, error) { return childset.Result{}, staleErr() }
 	for range 20 {
 		e.c.queue.Add(key)
 		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
@@ -119,14 +120,6 @@ func TestOtherFailuresBackOffAsUpstream(t *testing.T) {
 	assert.Greater(t, late, DefaultUnreachableBackoffCap, "a refusal is the owner's failure, not the server's absence")
 }
 
-func TestClassifyRequeue(t *testing.T) {
-	assert.Equal(t, requeueStaleCache, classifyRequeue(fmt.Errorf("wrapped: %w", staleErr())))
-	assert.Equal(t, requeueUnreachable, classifyRequeue(refusedErr()))
-	assert.Equal(t, requeueFailure, classifyRequeue(errors.New("boom")))
-	assert.Equal(t, requeueFailure, classifyRequeue(apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("x"))))
-	assert.Equal(t, requeueFailure, classifyRequeue(utilerrors.NewAggregate([]error{errors.New("a"), errors.New("b")})))
-}
-
 // Stale-cache holds must not draw on the queue's shared token bucket. During
 // a fast scale-up every sync after a batch of creates can find the pod cache
 // a few writes behind; when each of those retries took a token (10 per
@@ -135,11 +128,11 @@ func TestClassifyRequeue(t *testing.T) {
 func TestStaleCacheHoldsDoNotDrainTheTokenBucket(t *testing.T) {
 	e := newEnv(t, nil)
 	stale := true
-	e.c.syncHandler = func(context.Context, string) error {
+	e.c.syncHandler = func(context.Context, string) (childset.Result, error) {
 		if stale {
-			return staleErr()
+			return childset.Result{}, staleErr()
 		}
-		return errors.New("a real failure")
+		return childset.Result{}, errors.New("a real failure")
 	}
 	for i := range 3000 {
 		key := fmt.Sprintf("ns/owner-%d", i%50)

@@ -9,13 +9,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/ctrlkit/ctrlkit/childset"
 )
 
 // runEnv starts the env's informers and Run with a sync handler replaced by
 // sync, and returns a function that waits for Run to return.
 func runEnv(t *testing.T, e *env, ctx context.Context, sync func(ctx context.Context, key string) error) (wait func() error) {
 	t.Helper()
-	e.c.syncHandler = sync
+	e.c.syncHandler = func(ctx context.Context, key string) (childset.Result, error) {
+		return childset.Result{}, sync(ctx, key)
+	}
 	infCtx, stopInformers := context.WithCancel(ctx)
 	e.inf.Start(infCtx.Done())
 	t.Cleanup(func() { stopInformers(); e.inf.Shutdown() })

@@ -27,21 +27,24 @@ import (
 // instead of being retried in a hot loop.
 const ReasonSelectorInvalid = childset.ReasonSelectorInvalid
 
-// Sync brings one owner, named by its "namespace/name" key, to its desired
-// pod count and writes its status. It is upstream's syncReplicaSet: the
-// read-your-writes check, the expectations gate read before the pods,
-// claim, create or delete, status, and the next availability check. It must
-// not run concurrently for the same key; the work queue guarantees that.
+// Reconcile brings one owner, named by its "namespace/name" key, to its
+// desired pod count and writes its status. It is upstream's syncReplicaSet:
+// the read-your-writes check, the expectations gate read before the pods,
+// claim, create or delete, status, and the next availability check. It
+// touches no queue: the Result says when to look at the owner again (when
+// its unmet expectations expire, or when a ready pod becomes available),
+// and whoever drives it applies that. It must not run concurrently for the
+// same key; a work queue guarantees that.
 //
 // Every write it makes (pod creations, deletions, adoption and release
 // patches, the status update, and the uncached re-read before adopting)
-// gets a context deadline of the write timeout (WithWriteTimeout), and Sync
-// stops waiting for it then even if the pod control or Kind ignores the
-// context: the call is abandoned, its goroutine ending whenever it returns.
-// A creation abandoned that way, or answered with a deadline error, may
-// still happen; its expectation is kept, to be met by the pod's event or to
-// expire, as upstream treats a creation whose answer was lost.
-func (c *Controller[O]) Sync(ctx context.Context, key string) error {
+// gets a context deadline of the write timeout (WithWriteTimeout), and
+// Reconcile stops waiting for it then even if the pod control or Kind
+// ignores the context: the call is abandoned, its goroutine ending whenever
+// it returns. A creation abandoned that way, or answered with a deadline
+// error, may still happen; its expectation is kept, to be met by the pod's
+// event or to expire, as upstream treats a creation whose answer was lost.
+func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Result, error) {
 	logger := klog.FromContext(ctx)
 	start := c.cfg.clock.Now()
 	defer func() {
@@ -55,7 +58,7 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return fmt.Errorf("bad queue key %q: %w", key, err)
+		return childset.Result{}, fmt.Errorf("bad queue key %q: %w", key, err)
 	}
 	// A cache older than our own last write for this owner would show pods
 	// or a status we have already moved past: wait for it (the error
@@ -66,7 +69,7 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	}
 	if guard != nil {
 		if err := guard.EnsureReady(key); err != nil {
-			return err
+			return childset.Result{}, err
 		}
 	}
 	o, err := c.kind.Get(namespace, name)
@@ -78,10 +81,10 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 		if c.guard != nil {
 			c.guard.Clear(key)
 		}
-		return nil
+		return childset.Result{}, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %s %s from the cache: %w", c.gvk.Kind, key, err)
+		return childset.Result{}, fmt.Errorf("reading %s %s from the cache: %w", c.gvk.Kind, key, err)
 	}
 	expKey := expectations.OwnerKeyFor(o)
 
@@ -96,12 +99,12 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	tmpl := c.kind.Template(o)
 	selector, selErr := c.kind.Selector(o)
 	if specErr := checkSpec(selector, selErr, tmpl); specErr != nil {
-		return c.refuse(ctx, o, key, expKey, guard, specErr, withTerminating)
+		return childset.Result{}, c.refuse(ctx, o, key, expKey, guard, specErr, withTerminating)
 	}
 
 	allPods, err := c.podsForOwner(o)
 	if err != nil {
-		return err
+		return childset.Result{}, err
 	}
 	var templateLabels map[string]string
 	if tmpl != nil {
@@ -121,14 +124,18 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	}
 	active, terminating, err := c.claimPods(ctx, o, selector, allPods, withTerminating, counter)
 	if err != nil {
-		return err
+		return childset.Result{}, err
 	}
 
+	var res childset.Result
 	var manageErr error
 	if needsSync && o.GetDeletionTimestamp() == nil {
 		manageErr = c.manageReplicas(ctx, o, expKey, active)
 	} else if !needsSync {
-		c.requeueAtExpiry(key, expKey)
+		// Without this an owner whose pod creation is never observed would
+		// sleep until some unrelated event, forever with resync disabled;
+		// upstream relies on the informer resync for it.
+		res.RequeueAfter = c.untilExpiry(expKey)
 	}
 	now := c.cfg.clock.Now()
 	in := StatusInput{
@@ -140,16 +147,20 @@ func (c *Controller[O]) Sync(ctx context.Context, key string) error {
 	}
 	if err := c.writeStatus(ctx, o, key, expKey, guard, in); err != nil {
 		// A failed status write wins over a manageReplicas error: both
-		// requeue, and the next sync retries both.
-		return err
+		// retry, and the next sync retries both.
+		return res, err
 	}
 	if manageErr != nil {
-		return manageErr
+		return res, manageErr
 	}
 	if d, ok := c.nextAvailabilityCheck(in, active, now); ok {
-		c.queue.AddAfter(key, d)
+		// A check already due asks for the shortest delay: 0 asks nothing.
+		d = max(d, time.Nanosecond)
+		if res.RequeueAfter == 0 || d < res.RequeueAfter {
+			res.RequeueAfter = d
+		}
 	}
-	return nil
+	return res, nil
 }
 
 // writeStatus writes the status computed from in through the Kind and
@@ -168,18 +179,18 @@ func (c *Controller[O]) writeStatus(ctx context.Context, o O, key, expKey string
 	return nil
 }
 
-// requeueAtExpiry schedules the owner for the moment its unmet expectations
-// expire. Without it an owner whose pod creation is never observed would
-// sleep until some unrelated event, forever with resync disabled; upstream
-// relies on the informer resync for this.
-func (c *Controller[O]) requeueAtExpiry(key, expKey string) {
+// untilExpiry is how long the unmet expectations of expKey still hold the
+// owner back; 0 when there are none.
+func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
 	exp, ok, err := c.expectations.GetExpectations(expKey)
 	if err != nil || !ok {
-		return
+		return 0
 	}
 	// Expiry is strictly after the TTL: aim just past it.
 	at := exp.Timestamp().Add(expectations.ExpectationsTimeout + time.Millisecond)
-	c.queue.AddAfter(key, max(at.Sub(c.cfg.clock.Now()), 0))
+	// A Result of 0 asks for nothing, so an expiry already past asks for
+	// the shortest delay instead.
+	return max(at.Sub(c.cfg.clock.Now()), time.Nanosecond)
 }
 
 // claimPods sorts the owner's candidate pods (from podsForOwner) by phase and
