@@ -41,7 +41,6 @@ type Control[T Object] struct {
 	reasons      EventReasons
 	notFoundIsOK bool
 	timeout      time.Duration
-	onWrite      func(T, *metav1.OwnerReference)
 }
 
 var _ Interface[*metav1.PartialObjectMetadata] = (*Control[*metav1.PartialObjectMetadata])(nil)
@@ -49,24 +48,16 @@ var _ Interface[*metav1.PartialObjectMetadata] = (*Control[*metav1.PartialObject
 // New returns a Control for kind (a name for messages, such as "Service"
 // or "pod") writing through writer. A nil recorder records nothing.
 // patchType is what Patch sends: types.StrategicMergePatchType for built-in
-// kinds, types.MergePatchType for custom resources. A nil writer, or a
-// WithOnWrite hook for another kind, panics.
+// kinds, types.MergePatchType for custom resources. A nil writer panics.
+// To learn of its own writes (for a read-your-writes guard), a caller wraps
+// the writer (childset.RecordingWriter) rather than hooking the control.
 func New[T Object](kind string, writer Writer[T], recorder record.EventRecorder, patchType types.PatchType, opts ...Option) *Control[T] {
 	if writer == nil {
 		panic("objectcontrol: New: nil writer")
 	}
 	cfg := newConfig(opts)
-	c := &Control[T]{writer: writer, recorder: recorder, kind: kind, patchType: patchType,
+	return &Control[T]{writer: writer, recorder: recorder, kind: kind, patchType: patchType,
 		reasons: cfg.reasons, notFoundIsOK: cfg.notFoundIsOK, timeout: cfg.timeout}
-	if cfg.onWrite != nil {
-		hook, ok := cfg.onWrite.(func(T, *metav1.OwnerReference))
-		if !ok {
-			var zero T
-			panic(fmt.Sprintf("objectcontrol: WithOnWrite: the hook is a %T, the control writes %T", cfg.onWrite, zero))
-		}
-		c.onWrite = hook
-	}
-	return c
 }
 
 // Create implements Interface. obj is not modified: a copy is sent. A
@@ -94,9 +85,6 @@ func (c *Control[T]) Create(ctx context.Context, namespace string, obj T, owner 
 			c.event(owner, v1.EventTypeWarning, c.reasons.FailedCreate, "Error creating: %v", err)
 		}
 		return zero, err
-	}
-	if c.onWrite != nil {
-		c.onWrite(created, controllerRef)
 	}
 	klog.FromContext(ctx).V(4).Info("Controller created object", "kind", c.kind, "controller", nameOf(owner), "object", klog.KObj(created))
 	c.event(owner, v1.EventTypeNormal, c.reasons.SuccessfulCreate, "Created %s: %v", c.kind, created.GetName())
@@ -147,9 +135,6 @@ func (c *Control[T]) PatchObject(ctx context.Context, namespace, name string, da
 	if err != nil {
 		var zero T
 		return zero, err
-	}
-	if c.onWrite != nil {
-		c.onWrite(patched, metav1.GetControllerOfNoCopy(patched))
 	}
 	return patched, nil
 }

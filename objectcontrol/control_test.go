@@ -184,32 +184,7 @@ func TestEveryWriteHasADeadline(t *testing.T) {
 	assert.PanicsWithValue(t, "objectcontrol: WithWriteTimeout: the timeout must be positive, not 0s", func() { objectcontrol.WithWriteTimeout(0) })
 }
 
-func TestOnWrite(t *testing.T) {
-	ctx := context.Background()
-	rc := owner()
-	ref := metav1.NewControllerRef(rc, ownerKind)
-	client := fake.NewClientset()
-	type write struct{ name, owner string }
-	var writes []write
-	sc := serviceControl(client, nil, objectcontrol.WithOnWrite(func(svc *v1.Service, ref *metav1.OwnerReference) {
-		w := write{name: svc.Name}
-		if ref != nil {
-			w.owner = string(ref.UID)
-		}
-		writes = append(writes, w)
-	}))
-	_, err := sc.Create(ctx, "default", &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, rc, ref)
-	require.NoError(t, err)
-	require.NoError(t, sc.Patch(ctx, "default", "web", []byte(`{"metadata":{"labels":{"a":"b"}}}`)))
-	assert.Error(t, sc.Patch(ctx, "default", "missing", []byte(`{}`)))
-	_, err = sc.Create(ctx, "default", &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, rc, ref)
-	assert.Error(t, err)
-	assert.Equal(t, []write{{"web", "123"}, {"web", "123"}}, writes, "successful writes only")
-
-	assert.NotPanics(t, func() { serviceControl(client, nil, objectcontrol.WithOnWrite[*v1.Service](nil), nil) }, "nil hook and nil option are ignored")
-	assert.PanicsWithValue(t, "objectcontrol: WithOnWrite: the hook is a func(*v1.Pod, *v1.OwnerReference), the control writes *v1.Service", func() {
-		serviceControl(client, nil, objectcontrol.WithOnWrite(func(*v1.Pod, *metav1.OwnerReference) {}))
-	})
+func TestNewNilWriter(t *testing.T) {
 	assert.PanicsWithValue(t, "objectcontrol: New: nil writer", func() {
 		objectcontrol.New[*v1.Service]("Service", nil, nil, types.StrategicMergePatchType)
 	})

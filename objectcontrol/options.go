@@ -3,8 +3,6 @@ package objectcontrol
 import (
 	"fmt"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Event reasons upstream's pod control records, the defaults of every
@@ -43,7 +41,6 @@ type config struct {
 	reasons      EventReasons
 	notFoundIsOK bool
 	timeout      time.Duration
-	onWrite      any // func(T, *metav1.OwnerReference) for the control's T
 }
 
 func newConfig(opts []Option) config {
@@ -87,21 +84,4 @@ func WithWriteTimeout(d time.Duration) Option {
 		panic(fmt.Sprintf("objectcontrol: WithWriteTimeout: the timeout must be positive, not %v", d))
 	}
 	return func(c *config) { c.timeout = d }
-}
-
-// WithOnWrite registers a hook called with every object the API server
-// returns from a successful create or patch, and the controller reference
-// involved (the one given to Create; the patched object's own after a
-// patch). It feeds a read-your-writes guard (package consistency), so the
-// next sync waits for the informer to catch up with the controller's own
-// writes. A nil fn means no hook. New panics when T is not the kind the
-// control writes.
-func WithOnWrite[T Object](fn func(obj T, controllerRef *metav1.OwnerReference)) Option {
-	return func(c *config) {
-		if fn == nil {
-			c.onWrite = nil
-			return
-		}
-		c.onWrite = fn
-	}
 }

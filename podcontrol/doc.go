@@ -8,9 +8,8 @@
 // labels. RealPodControl adds CreatePodWithName for controllers that name
 // their pods (NamedPodCreator) and, through options, its own event reasons
 // (WithEventReasons), a delete that treats NotFound as success
-// (WithNotFoundAsSuccess; by default NotFound is returned, as upstream), a
-// hook on every write (WithOnWrite) and a deadline on every write
-// (WithWriteTimeout).
+// (WithNotFoundAsSuccess; by default NotFound is returned, as upstream) and
+// a deadline on every write (WithWriteTimeout).
 //
 // RealPodControl builds the pod and leaves the write to an
 // objectcontrol.Control over a PodWriter: ClientsetWriter for client-go

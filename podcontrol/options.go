@@ -3,9 +3,6 @@ package podcontrol
 import (
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
@@ -41,12 +38,3 @@ func WithNotFoundAsSuccess() Option { return objectcontrol.WithNotFoundAsSuccess
 // WithWriteTimeout bounds each write to d (default
 // objectcontrol.DefaultWriteTimeout); a d that is not positive panics.
 func WithWriteTimeout(d time.Duration) Option { return objectcontrol.WithWriteTimeout(d) }
-
-// WithOnWrite registers a hook called with every pod the API server returns
-// from a successful create or patch, and the controller reference involved.
-// Upstream uses it (v1.36) to feed a read-your-writes consistency store, so
-// the next sync waits for the informer to catch up with its own writes. A
-// nil fn means no hook.
-func WithOnWrite(fn func(pod *v1.Pod, controllerRef *metav1.OwnerReference)) Option {
-	return objectcontrol.WithOnWrite(fn)
-}

@@ -79,10 +79,10 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 			o(&cfg)
 		}
 	}
-	// The client writes pods and events; with both a pod control and an
-	// event recorder supplied, nothing is left for it to do.
-	if client == nil && (cfg.podControl == nil || cfg.recorder == nil) {
-		return nil, errors.New("podset: New needs a client unless WithPodControl and WithEventRecorder are given")
+	// The client writes pods and events; with both a pod writer (or pod
+	// control) and an event recorder supplied, nothing is left for it to do.
+	if client == nil && ((cfg.podControl == nil && cfg.podWriter == nil) || cfg.recorder == nil) {
+		return nil, errors.New("podset: New needs a client unless WithPodWriter (or WithPodControl) and WithEventRecorder are given")
 	}
 	gvk := kind.GroupVersionKind()
 	if gvk.Kind == "" {
@@ -112,11 +112,20 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	c.podControl = cfg.podControl
 	if c.podControl == nil {
-		var pcOpts []podcontrol.Option
-		if c.guard != nil {
-			pcOpts = append(pcOpts, podcontrol.WithOnWrite(c.podWritten))
+		writer := cfg.podWriter
+		if writer == nil {
+			writer = podcontrol.ClientsetWriter(client)
 		}
-		c.podControl = podcontrol.NewRealPodControl(client, c.recorder, pcOpts...)
+		if c.guard != nil {
+			// The core learns of its own pod writes from the writer it
+			// writes through, so the guard sees every one, whoever built
+			// the writer.
+			writer = childset.RecordingWriter[*v1.Pod]{
+				Writer: writer, Guard: c.guard, Resource: podGroupResource,
+				Enabled: func() bool { return c.cfg.gates(StaleControllerConsistencyReplicaSet) },
+			}
+		}
+		c.podControl = podcontrol.NewPodControl(writer, c.recorder)
 	}
 	// Every pod write of a sync gets the write timeout, and the sync stops
 	// waiting for it then even if the pod control ignores its context.
@@ -186,31 +195,6 @@ func newGuard(cfg config, logger klog.Logger, podInf, ownerInf cache.SharedIndex
 		opts = append(opts, consistency.WithStore(ownerGR, s))
 	}
 	return consistency.NewGuard(opts...)
-}
-
-// podWritten is pod control's on-write hook: it records the resource
-// version of every pod the controller created or patched, against the owner
-// named by the pod's controllerRef, for the next sync's EnsureReady.
-func (c *Controller[O]) podWritten(pod *v1.Pod, ref *metav1.OwnerReference) {
-	if ref == nil || !c.cfg.gates(StaleControllerConsistencyReplicaSet) {
-		return
-	}
-	c.guard.WroteAt(expectations.OwnerKeyForRef(pod.Namespace, ref), podGroupResource, pod.ResourceVersion)
-}
-
-// RecordPodWrite tells the read-your-writes guard that the controller
-// created or patched pod (as the API server returned it) for the owner
-// controllerRef names, so that the owner's next sync waits until the pod
-// informer has seen that write. The default pod control reports its writes
-// itself; a pod control given with WithPodControl that writes to an API
-// server calls this after each successful create and patch. It does nothing
-// when the guard is off (WithReadYourWrites(false)) and for a nil pod or
-// reference.
-func (c *Controller[O]) RecordPodWrite(pod *v1.Pod, controllerRef *metav1.OwnerReference) {
-	if c == nil || c.guard == nil || pod == nil || controllerRef == nil {
-		return
-	}
-	c.podWritten(pod, controllerRef)
 }
 
 // Run waits for the informer caches, then syncs owners with the configured

@@ -37,6 +37,7 @@ type config struct {
 	metrics        cgworkqueue.MetricsProvider
 	syncMetrics    Metrics
 	podControl     podcontrol.PodControl
+	podWriter      podcontrol.PodWriter
 	drainTimeout   time.Duration
 	writeTimeout   time.Duration
 	onScaleDown    ScaleDownFunc
@@ -110,10 +111,21 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 	return func(c *config) { c.metrics = p }
 }
 
-// WithPodControl replaces the client-go pod control, typically with a fake in
-// tests. The read-your-writes guard then sees the replacement's pod writes
-// only if it reports them through Controller.RecordPodWrite. nil means the
-// default, client-go's pod control over New's client.
+// WithPodWriter sets the one writer every pod write goes through (create,
+// delete, and the adoption and release patches): a controller-runtime
+// client's (ctrlruntime/crclient.NewWriter), or another client's. The
+// controller wraps it with upstream's events and checks, the deadline and
+// the read-your-writes recording. nil means the default,
+// podcontrol.ClientsetWriter over New's client.
+func WithPodWriter(w podcontrol.PodWriter) Option {
+	return func(c *config) { c.podWriter = w }
+}
+
+// WithPodControl replaces the whole pod control, typically with a fake in
+// tests; it wins over WithPodWriter. Its writes do not reach the
+// read-your-writes guard, which learns of pod writes from the writer: give
+// a writer (WithPodWriter) to write through another client. nil means the
+// default, a pod control over the pod writer.
 func WithPodControl(pc podcontrol.PodControl) Option {
 	return func(c *config) { c.podControl = pc }
 }

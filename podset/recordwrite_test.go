@@ -2,45 +2,42 @@ package podset
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
-// A pod write reported through RecordPodWrite, as a pod control supplied
-// with WithPodControl reports it, defers the owner's next sync until the
-// pod informer has applied that write.
-func TestRecordPodWriteDefersTheOwnersSync(t *testing.T) {
-	rs := newRS("foobar", 0, fooBar)
-	e, _ := guardedEnv(t, rs)
-	pods := &fakeStore{}
-	pods.rv.Store("10")
-	e.c.guard = consistency.NewGuard(consistency.WithStore(podGroupResource, pods))
-	require.NoError(t, e.sync(rs), "nothing written yet")
-
-	pod := newPod("made", rs, "", fooBar, true)
-	pod.ResourceVersion = "25"
-	e.c.RecordPodWrite(pod, metav1.GetControllerOf(pod))
-	require.ErrorIs(t, e.sync(rs), consistency.ErrStaleCache, "the pod informer is at 10, the write at 25")
-	pods.rv.Store("25")
-	require.NoError(t, e.sync(rs), "the informer caught up")
-
-	e.c.RecordPodWrite(nil, nil) // nothing to record
-	e.c.RecordPodWrite(pod, nil)
+// Pods are written through the writer WithPodWriter gives, wrapped with
+// podset's checks and events, unless a whole pod control replaces it.
+func TestPodWriterCarriesEveryPodWrite(t *testing.T) {
+	// One pod: the plain fake clientset does not fill in generated names.
+	rs := newRS("foobar", 1, fooBar)
+	w := &countingWriter{PodWriter: podcontrol.ClientsetWriter(fake.NewClientset())}
+	e := newEnv(t, []runtime.Object{rs}, WithPodControl(nil), WithPodWriter(w))
+	e.addOwner(rs)
 	require.NoError(t, e.sync(rs))
+	assert.EqualValues(t, 1, w.creates.Load())
+	assert.Contains(t, <-e.rec.Events, "SuccessfulCreate", "the writer is wrapped with upstream's events")
+}
 
-	off, _ := guardedEnv(t, rs, WithReadYourWrites(false))
-	off.c.RecordPodWrite(pod, metav1.GetControllerOf(pod))
-	require.NoError(t, off.sync(rs), "the guard is off")
+type countingWriter struct {
+	podcontrol.PodWriter
+	creates atomic.Int32
+}
+
+func (w *countingWriter) Create(ctx context.Context, namespace string, pod *v1.Pod) (*v1.Pod, error) {
+	w.creates.Add(1)
+	return w.PodWriter.Create(ctx, namespace, pod)
 }
 
 // New needs a client only for what it would write with it: pods and events.

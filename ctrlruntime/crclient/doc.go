@@ -7,8 +7,8 @@
 // everything else comes from podcontrol and objectcontrol, which wrap it.
 // PodControl is podcontrol's pod control over that writer: the same pod
 // built from the template, the same checks, events and options
-// (podcontrol.WithEventReasons, WithNotFoundAsSuccess, WithWriteTimeout,
-// WithOnWrite), and CreatePodWithName. NewObjectControl does the same for
+// (podcontrol.WithEventReasons, WithNotFoundAsSuccess, WithWriteTimeout),
+// and CreatePodWithName. NewObjectControl does the same for
 // any other kind. Patcher is a claim.Patcher (with claim.PatchTyper) for
 // objects of any kind, so claim's ref managers can adopt and release
 // through the manager's client:

@@ -2,7 +2,6 @@ package crclient
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,17 +19,8 @@ type PodControl = podcontrol.RealPodControl
 
 // Option configures NewPodControl: podcontrol's options, such as
 // podcontrol.WithEventReasons, podcontrol.WithNotFoundAsSuccess,
-// podcontrol.WithWriteTimeout and WithOnWrite.
+// and podcontrol.WithWriteTimeout.
 type Option = podcontrol.Option
-
-// WithOnWrite registers a hook called with every pod the API server returns
-// from a successful create or patch, and the controller reference involved;
-// it is podcontrol.WithOnWrite. podset's RecordPodWrite is such a hook: it
-// lets the read-your-writes guard wait for the informer to see the
-// controller's own writes.
-func WithOnWrite(fn func(pod *corev1.Pod, controllerRef *metav1.OwnerReference)) Option {
-	return podcontrol.WithOnWrite(fn)
-}
 
 // NewPodControl returns a PodControl writing through c and recording events
 // through recorder; a nil recorder records nothing. c must not be nil.

@@ -61,8 +61,8 @@ func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 // The pod and owner informers are the manager cache's own: podset registers
 // its event handlers and pod-by-owner index on them, and no second informer
 // is started. Pods are created, adopted and deleted through the manager's
-// client (crclient.PodControl), which reports every write to podset's
-// read-your-writes guard (podset's RecordPodWrite); the owner's status goes
+// client (crclient.Writer, podset.WithPodWriter), the one writer podset
+// wraps with its events and read-your-writes recording; the owner's status goes
 // through the manager's client too. Events go to the manager's recorder,
 // and the work queue's metrics to controller-runtime's workqueue series on
 // the manager's /metrics, labelled with the controller's name.

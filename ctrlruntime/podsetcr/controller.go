@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -65,26 +64,16 @@ func (c *Controller[O]) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Pods are written through the manager's client; every write goes to
-	// the guard through recordPodWrite. A pod control in c.opts wins.
-	pods := crclient.NewPodControl(c.client, c.recorder, crclient.WithOnWrite(c.recordPodWrite))
-	opts := append([]podset.Option{podset.WithPodControl(pods)}, c.opts...)
+	// Pods are written through the manager's client, the one writer podset
+	// wraps with its events, deadline and read-your-writes recording. A pod
+	// writer or pod control in c.opts wins.
+	opts := append([]podset.Option{podset.WithPodWriter(crclient.NewWriter[*corev1.Pod](c.client))}, c.opts...)
 	core, err := podset.New(ctx, nil, podInformer{podInf}, ownerInf, c.kind, opts...)
 	if err != nil {
 		return fmt.Errorf("podsetcr: controller %s: %w", c.name, err)
 	}
 	c.core.Store(core)
 	return core.Run(ctx)
-}
-
-// recordPodWrite is the pod control's on-write hook: it hands every pod the
-// controller created or patched to podset's read-your-writes guard. The
-// controller is built after its pod control, but pods are written only once
-// it runs, when core is set.
-func (c *Controller[O]) recordPodWrite(pod *corev1.Pod, controllerRef *metav1.OwnerReference) {
-	if core := c.core.Load(); core != nil {
-		core.RecordPodWrite(pod, controllerRef)
-	}
 }
 
 // NeedLeaderElection is true: only the leader creates and deletes pods.
