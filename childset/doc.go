@@ -27,8 +27,14 @@
 // (adoption of matching orphans, release of children that stopped
 // matching, through claim's generic ref manager) must have succeeded.
 //
-// Not here yet: status writes, availability (minReadySeconds), a
-// read-your-writes guard, and rolling updates over package history.
+// With WithReadYourWrites, an owner is held until the child cache has seen
+// the core's own creations and adoptions (the error matches
+// consistency.ErrStaleCache; drivers poll it). A Spec that can read the
+// owner live (LiveReader) has that copy checked before any adoption, as
+// upstream does.
+//
+// Not here yet: status writes, availability (minReadySeconds), and rolling
+// updates over package history.
 //
 // Use it in a few lines: write a Spec for the owner and a Kind for the
 // child (embed IndexerLister for the listing), then

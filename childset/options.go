@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 )
 
@@ -45,6 +47,8 @@ type config struct {
 	drainTimeout  time.Duration
 	queueName     string
 	metrics       cgworkqueue.MetricsProvider
+	guard         *consistency.Guard
+	guardResource schema.GroupResource
 }
 
 func newConfig(opts []Option) config {
@@ -154,6 +158,21 @@ func WithDrainTimeout(d time.Duration) Option {
 		panic(fmt.Sprintf("childset: WithDrainTimeout: the timeout must not be negative, not %v", d))
 	}
 	return func(c *config) { c.drainTimeout = d }
+}
+
+// WithReadYourWrites holds each owner until the child informer has seen
+// the controller's own writes for it: every child the core creates or
+// adopts is recorded in guard against the owner, as resource children, and
+// a sync of an owner whose cache is behind returns an error matching
+// consistency.ErrStaleCache before it reads anything. Drivers poll such an
+// owner instead of backing off (Controller does; so does ctrlkit's
+// controller-runtime host). guard must have a store for children
+// (consistency.WithStore); nil turns the guard off (the default).
+// Expectations already keep a lagging cache from causing extra creations;
+// the guard also keeps a sync from acting on children older than its own
+// adoptions.
+func WithReadYourWrites(guard *consistency.Guard, children schema.GroupResource) Option {
+	return func(c *config) { c.guard, c.guardResource = guard, children }
 }
 
 // WithQueueName names Controller's work queue, for its metrics.

@@ -100,12 +100,22 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		logger.Error(err, "Ignoring malformed key", "key", key)
 		return Result{}, nil
 	}
+	// A cache older than our own last write for this owner would show
+	// children we have already moved past: wait for it.
+	if g := r.cfg.guard; g != nil {
+		if err := g.EnsureReady(key); err != nil {
+			return Result{}, err
+		}
+	}
 	owner, err := r.spec.Get(namespace, name)
 	if err == nil && isNil(owner) {
 		err = apierrors.NewNotFound(schema.GroupResource{Group: r.gvk.Group, Resource: r.gvk.Kind}, name)
 	}
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("Owner gone", "kind", r.gvk.Kind, "key", key)
+		if g := r.cfg.guard; g != nil {
+			g.Clear(key)
+		}
 		return Result{}, nil
 	}
 	if err != nil {
@@ -139,7 +149,7 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	manager := claim.NewObjectControllerRefManager[C](r.writer, owner, selector, r.gvk, r.canAdopt(owner))
+	manager := claim.NewObjectControllerRefManager[C](r.patcher(expKey), owner, selector, r.gvk, r.canAdopt(owner))
 	children, err := manager.Claim(ctx, append(controlled, orphans...))
 	if err != nil {
 		// As upstream, a failed claim stops the sync: a child whose
@@ -164,15 +174,38 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	return r.manageInterchangeable(ctx, owner, template, ref, expKey, active)
 }
 
-// canAdopt refuses adoption by an owner being deleted, as upstream; it reads
-// the cached owner.
+// canAdopt refuses adoption by an owner being deleted, as upstream. A cached
+// owner may not show yet that it is being deleted, and adopting then would
+// leave children behind the garbage collector; so when the Spec can read
+// the owner live (LiveReader), that copy decides, and one with another UID
+// (the owner was re-created) refuses too. Otherwise the cached owner
+// decides.
 func (r *Reconciler[O, C]) canAdopt(owner O) func(context.Context) error {
-	return func(context.Context) error {
-		if owner.GetDeletionTimestamp() != nil {
-			return fmt.Errorf("%s %s/%s is being deleted; not adopting", r.gvk.Kind, owner.GetNamespace(), owner.GetName())
+	live, ok := r.spec.(LiveReader[O])
+	if !ok {
+		return func(context.Context) error {
+			if owner.GetDeletionTimestamp() != nil {
+				return fmt.Errorf("%s %s/%s is being deleted; not adopting", r.gvk.Kind, owner.GetNamespace(), owner.GetName())
+			}
+			return nil
 		}
-		return nil
 	}
+	return claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
+		ctx, cancel := context.WithTimeout(ctx, liveReadTimeout)
+		defer cancel()
+		fresh, err := live.GetLive(ctx, owner.GetNamespace(), owner.GetName())
+		if err == nil && isNil(fresh) {
+			err = errors.New("the live read returned nothing")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if fresh.GetUID() != owner.GetUID() {
+			return nil, fmt.Errorf("original %s %s/%s is gone: got uid %v, wanted %v",
+				r.gvk.Kind, owner.GetNamespace(), owner.GetName(), fresh.GetUID(), owner.GetUID())
+		}
+		return fresh, nil
+	})
 }
 
 // untilExpiry is how long the unfulfilled expectations of key still hold the
@@ -314,9 +347,12 @@ func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template 
 
 func (r *Reconciler[O, C]) create(ctx context.Context, owner O, child C, ref *metav1.OwnerReference) error {
 	child.SetNamespace(owner.GetNamespace())
-	_, err := r.writer.Create(ctx, owner.GetNamespace(), child, owner, ref)
+	created, err := r.writer.Create(ctx, owner.GetNamespace(), child, owner, ref)
 	if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
 		return nil
+	}
+	if err == nil {
+		r.wrote(expectations.OwnerKeyFor(owner), created)
 	}
 	return err
 }

@@ -1,0 +1,70 @@
+package childset
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlkit/ctrlkit/claim"
+)
+
+// liveReadTimeout bounds the live read of an owner before an adoption: a
+// read, but one that gates writes, so bounded like them.
+const liveReadTimeout = 30 * time.Second
+
+// LiveReader is implemented by a Spec that can read an owner from the API
+// server rather than the cache. The core then checks the live owner before
+// it adopts a child, as upstream does; see Reconciler.Reconcile.
+type LiveReader[O Object] interface {
+	GetLive(ctx context.Context, namespace, name string) (O, error)
+}
+
+// objectPatcher is a writer that returns what it patched
+// (objectcontrol.Control does), so an adoption can be recorded.
+type objectPatcher[C Object] interface {
+	PatchObject(ctx context.Context, namespace, name string, data []byte) (C, error)
+}
+
+// wrote records a child the API server returned for the owner behind
+// ownerKey, for the read-your-writes guard.
+func (r *Reconciler[O, C]) wrote(ownerKey string, obj C) {
+	if r.cfg.guard == nil || isNil(obj) {
+		return
+	}
+	r.cfg.guard.WroteAt(ownerKey, r.cfg.guardResource, obj.GetResourceVersion())
+}
+
+// patcher is what the claim patches through: the writer itself, or with the
+// guard on, the writer recording each adoption it can see the answer of.
+func (r *Reconciler[O, C]) patcher(ownerKey string) claim.Patcher {
+	if r.cfg.guard == nil {
+		return r.writer
+	}
+	return recordingPatcher[O, C]{r: r, ownerKey: ownerKey}
+}
+
+type recordingPatcher[O Object, C Object] struct {
+	r        *Reconciler[O, C]
+	ownerKey string
+}
+
+func (p recordingPatcher[O, C]) Patch(ctx context.Context, namespace, name string, data []byte) error {
+	op, ok := p.r.writer.(objectPatcher[C])
+	if !ok {
+		return p.r.writer.Patch(ctx, namespace, name, data)
+	}
+	patched, err := op.PatchObject(ctx, namespace, name, data)
+	if err == nil {
+		p.r.wrote(p.ownerKey, patched)
+	}
+	return err
+}
+
+// PatchType keeps the writer's patch format, or the claim's default.
+func (p recordingPatcher[O, C]) PatchType() types.PatchType {
+	if pt, ok := p.r.writer.(claim.PatchTyper); ok {
+		return pt.PatchType()
+	}
+	return types.StrategicMergePatchType
+}
