@@ -293,9 +293,36 @@ func ownerKey(o metav1.Object) string {
 	return o.GetName()
 }
 
-func (c *Controller[O]) enqueue(o O) { c.queue.Add(ownerKey(o)) }
+// The informer handlers New registers: the Observe methods (handlers.go)
+// applied to the controller's own queue.
 
-func (c *Controller[O]) enqueueAfter(o O, d time.Duration) { c.queue.AddAfter(ownerKey(o), d) }
+// OnOwnerAdd is ObserveOwnerAdd on the controller's queue.
+func (c *Controller[O]) OnOwnerAdd(obj any) { c.enqueue(c.ObserveOwnerAdd(obj)) }
+
+// OnOwnerUpdate is ObserveOwnerUpdate on the controller's queue.
+func (c *Controller[O]) OnOwnerUpdate(oldObj, curObj any) {
+	c.enqueue(c.ObserveOwnerUpdate(oldObj, curObj))
+}
+
+// OnOwnerDelete is ObserveOwnerDelete on the controller's queue.
+func (c *Controller[O]) OnOwnerDelete(obj any) { c.enqueue(c.ObserveOwnerDelete(obj)) }
+
+// OnPodAdd is ObservePodAdd on the controller's queue.
+func (c *Controller[O]) OnPodAdd(obj any) { c.enqueue(c.ObservePodAdd(obj)) }
+
+// OnPodUpdate is ObservePodUpdate on the controller's queue.
+func (c *Controller[O]) OnPodUpdate(oldObj, curObj any) {
+	c.enqueue(c.ObservePodUpdate(oldObj, curObj))
+}
+
+// OnPodDelete is ObservePodDelete on the controller's queue.
+func (c *Controller[O]) OnPodDelete(obj any) { c.enqueue(c.ObservePodDelete(obj)) }
+
+func (c *Controller[O]) enqueue(keys []string) {
+	for _, key := range keys {
+		c.queue.Add(key)
+	}
+}
 
 // object returns o as the runtime.Object that events and pod control need;
 // New checked that O is one.

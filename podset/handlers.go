@@ -3,7 +3,6 @@ package podset
 import (
 	"fmt"
 	"reflect"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,49 +15,59 @@ import (
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
-// The handlers are the informer event handlers New registers. They are
-// exported so that another framework (controller-runtime) can feed the same
-// core its events. They only read the caches, touch expectations and enqueue
-// keys; they never call the API.
+// The Observe methods are the informer event handlers' logic, for any
+// driver: each records what an event fulfils (expectations, the
+// read-your-writes guard) and returns the "namespace/name" keys of the
+// owners to sync. They read only the caches, never call the API and reach
+// no queue, so a controller-runtime host feeds the same core from its own
+// handlers. The On* methods, which New registers on the informers, are the
+// Observe methods applied to the controller's own queue.
+//
+// A pod turning ready becomes available minReadySeconds later, an instant
+// with no event of its own: upstream's handler queues the owner again
+// after minReadySeconds. Here the sync the ready pod triggers says when in
+// its Result (the next availability check), measured from the pod's ready
+// time, so the handlers need no delayed key.
 
-// OnOwnerAdd enqueues a new owner.
-func (c *Controller[O]) OnOwnerAdd(obj any) {
+// ObserveOwnerAdd returns the new owner's key.
+func (c *Controller[O]) ObserveOwnerAdd(obj any) []string {
 	o, ok := c.asOwner(obj)
 	if !ok {
-		return
+		return nil
 	}
 	c.logger.V(4).Info("Adding", "kind", c.gvk.Kind, "owner", klog.KObj(o))
-	c.enqueue(o)
+	return []string{ownerKey(o)}
 }
 
-// OnOwnerUpdate enqueues on every update, resyncs included, as upstream does:
-// with a resync period on the informer that periodically re-checks every
-// owner. A changed UID means the owner was deleted and re-created between two
-// observations, so the old incarnation is deleted first.
-func (c *Controller[O]) OnOwnerUpdate(oldObj, curObj any) {
+// ObserveOwnerUpdate returns the owner's key on every update, resyncs
+// included, as upstream does: with a resync period on the informer that
+// periodically re-checks every owner. A changed UID means the owner was
+// deleted and re-created between two observations, so the old incarnation
+// is observed deleted first.
+func (c *Controller[O]) ObserveOwnerUpdate(oldObj, curObj any) []string {
 	cur, ok := c.asOwner(curObj)
 	if !ok {
-		return
+		return nil
 	}
 	if old, ok := c.asOwner(oldObj); ok {
 		if old.GetUID() != cur.GetUID() {
-			c.OnOwnerDelete(cache.DeletedFinalStateUnknown{Key: ownerKey(old), Obj: old})
+			c.ObserveOwnerDelete(cache.DeletedFinalStateUnknown{Key: ownerKey(old), Obj: old})
 		}
 		if oldN, curN := c.kind.Replicas(old), c.kind.Replicas(cur); oldN != curN {
 			c.logger.V(4).Info("Desired pod count changed", "kind", c.gvk.Kind, "owner", klog.KObj(cur),
 				"oldReplicas", oldN, "newReplicas", curN)
 		}
 	}
-	c.enqueue(cur)
+	return []string{ownerKey(cur)}
 }
 
-// OnOwnerDelete drops the owner's expectations and read-your-writes record
-// and enqueues it, so that a sync sees it gone.
-func (c *Controller[O]) OnOwnerDelete(obj any) {
+// ObserveOwnerDelete drops the owner's expectations and read-your-writes
+// record and returns its key, so that a sync sees it gone.
+func (c *Controller[O]) ObserveOwnerDelete(obj any) []string {
 	o, ok := c.asOwner(unwrapTombstone(obj))
 	if !ok {
 		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable %s", obj, c.gvk.Kind))
-		return
+		return nil
 	}
 	c.logger.V(4).Info("Deleting", "kind", c.gvk.Kind, "owner", klog.KObj(o))
 	// Keyed by UID, so a re-created owner of the same name is unaffected.
@@ -66,107 +75,97 @@ func (c *Controller[O]) OnOwnerDelete(obj any) {
 	if c.guard != nil {
 		c.guard.Clear(expectations.OwnerKeyFor(o))
 	}
-	c.enqueue(o)
+	return []string{ownerKey(o)}
 }
 
-// OnPodAdd observes a creation for the pod's owner, or wakes the owners that
-// could adopt an orphan. A pod that arrives already terminating is a
-// deletion: on a restart of the controller it is the only event it gets.
-func (c *Controller[O]) OnPodAdd(obj any) {
+// ObservePodAdd observes a creation for the pod's owner, or returns the
+// owners that could adopt an orphan. A pod that arrives already
+// terminating is a deletion: on a restart of the controller it is the only
+// event it gets.
+func (c *Controller[O]) ObservePodAdd(obj any) []string {
 	pod, ok := obj.(*v1.Pod)
 	if !ok || pod == nil {
-		return
+		return nil
 	}
 	if pod.DeletionTimestamp != nil {
-		c.OnPodDelete(pod)
-		return
+		return c.ObservePodDelete(pod)
 	}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 		o, ok := c.resolveControllerRef(pod.Namespace, ref)
 		if !ok {
-			return
+			return nil
 		}
 		c.logger.V(4).Info("Pod created", "pod", klog.KObj(pod), "owner", klog.KObj(o))
 		c.expectations.CreationObserved(expectations.OwnerKeyFor(o))
-		c.enqueue(o)
-		return
+		return []string{ownerKey(o)}
 	}
-	for _, o := range c.ownersSelecting(pod) {
-		c.enqueue(o)
-	}
+	return c.ownersSelecting(pod)
 }
 
-// OnPodUpdate wakes every owner the change can matter to: the old and new
-// controller when the controllerRef moved, and the matching owners of an
-// orphan whose labels or ref changed.
-func (c *Controller[O]) OnPodUpdate(oldObj, curObj any) {
+// ObservePodUpdate returns every owner the change can matter to: the old
+// and new controller when the controllerRef moved, and the matching owners
+// of an orphan whose labels or ref changed.
+func (c *Controller[O]) ObservePodUpdate(oldObj, curObj any) []string {
 	cur, ok := curObj.(*v1.Pod)
 	old, ok2 := oldObj.(*v1.Pod)
 	if !ok || !ok2 || cur == nil || old == nil {
-		return
+		return nil
 	}
 	if cur.ResourceVersion == old.ResourceVersion {
 		// A periodic resync: nothing changed.
-		return
+		return nil
 	}
 	labelChanged := !reflect.DeepEqual(cur.Labels, old.Labels)
 	if cur.DeletionTimestamp != nil {
 		// Graceful deletion sets the timestamp long before the pod goes;
 		// counting it now lets the owner replace it without waiting. If the
 		// labels changed too, the old labels' owner may need a wake-up.
-		c.OnPodDelete(cur)
+		keys := c.ObservePodDelete(cur)
 		if labelChanged {
-			c.OnPodDelete(old)
+			keys = append(keys, c.ObservePodDelete(old)...)
 		}
-		return
+		return keys
 	}
+	var keys []string
 	curRef := metav1.GetControllerOfNoCopy(cur)
 	oldRef := metav1.GetControllerOfNoCopy(old)
 	refChanged := !reflect.DeepEqual(curRef, oldRef)
 	if refChanged && oldRef != nil {
 		if o, ok := c.resolveControllerRef(old.Namespace, oldRef); ok {
-			c.enqueue(o)
+			keys = append(keys, ownerKey(o))
 		}
 	}
 	if curRef != nil {
-		o, ok := c.resolveControllerRef(cur.Namespace, curRef)
-		if !ok {
-			return
+		if o, ok := c.resolveControllerRef(cur.Namespace, curRef); ok {
+			keys = append(keys, ownerKey(o))
 		}
-		c.enqueue(o)
-		// A pod turning ready becomes available minReadySeconds later, an
-		// instant with no event of its own.
-		if mrs := c.kind.MinReadySeconds(o); mrs > 0 && !podstate.IsReady(old) && podstate.IsReady(cur) {
-			c.logger.V(2).Info("Pod will be checked for availability", "pod", klog.KObj(cur), "after", mrs)
-			c.enqueueAfter(o, time.Duration(mrs)*time.Second)
-		}
-		return
+		return keys
 	}
 	if labelChanged || refChanged {
-		for _, o := range c.ownersSelecting(cur) {
-			c.enqueue(o)
-		}
+		keys = append(keys, c.ownersSelecting(cur)...)
 	}
+	return keys
 }
 
-// OnPodDelete observes a deletion for the pod's owner and enqueues it.
-func (c *Controller[O]) OnPodDelete(obj any) {
+// ObservePodDelete observes a deletion for the pod's owner and returns its
+// key.
+func (c *Controller[O]) ObservePodDelete(obj any) []string {
 	pod, ok := unwrapTombstone(obj).(*v1.Pod)
 	if !ok || pod == nil {
 		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable pod", obj))
-		return
+		return nil
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
-		return
+		return nil
 	}
 	o, ok := c.resolveControllerRef(pod.Namespace, ref)
 	if !ok {
-		return
+		return nil
 	}
 	c.logger.V(4).Info("Pod deleted", "pod", klog.KObj(pod), "terminating", pod.DeletionTimestamp != nil, "owner", klog.KObj(o))
 	c.expectations.DeletionObserved(expectations.OwnerKeyForRef(pod.Namespace, ref), podstate.Key(pod))
-	c.enqueue(o)
+	return []string{ownerKey(o)}
 }
 
 // asOwner unwraps an informer object of type O; ok is false for anything
@@ -195,12 +194,12 @@ func (c *Controller[O]) resolveControllerRef(namespace string, ref *metav1.Owner
 	return o, true
 }
 
-// ownersSelecting lists the cached owners in the pod's namespace whose
+// ownersSelecting returns the keys of the cached owners in the pod's namespace whose
 // selector matches an orphan, as upstream's GetPodReplicaSets does: owners
 // whose selector is empty or unusable select nothing. Several matches are a
 // user error (overlapping selectors), reported but not fatal: all of them are
 // woken and the first to claim the pod keeps it.
-func (c *Controller[O]) ownersSelecting(pod *v1.Pod) []O {
+func (c *Controller[O]) ownersSelecting(pod *v1.Pod) []string {
 	if len(pod.Labels) == 0 {
 		return nil
 	}
@@ -210,7 +209,7 @@ func (c *Controller[O]) ownersSelecting(pod *v1.Pod) []O {
 		objs = c.ownerIndexer.List()
 	}
 	set := labels.Set(pod.Labels)
-	var out []O
+	var out []string
 	for _, obj := range objs {
 		o, ok := c.asOwner(obj)
 		if !ok || o.GetNamespace() != pod.Namespace {
@@ -220,7 +219,7 @@ func (c *Controller[O]) ownersSelecting(pod *v1.Pod) []O {
 		if err != nil || selector.Empty() || !selector.Matches(set) {
 			continue
 		}
-		out = append(out, o)
+		out = append(out, ownerKey(o))
 	}
 	if len(out) > 1 {
 		utilruntime.HandleError(fmt.Errorf("user error: more than one %s is selecting pods with labels: %v",

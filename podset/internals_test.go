@@ -100,11 +100,11 @@ func TestPodControllerLookup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: tc.namespace, Labels: tc.labels}}
-			var got []string
-			for _, o := range e.c.ownersSelecting(pod) {
-				got = append(got, o.GetName())
+			var want []string
+			for _, name := range tc.want {
+				want = append(want, "ns/"+name)
 			}
-			assert.Equal(t, tc.want, got)
+			assert.Equal(t, want, e.c.ownersSelecting(pod))
 		})
 	}
 }
