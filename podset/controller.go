@@ -148,15 +148,17 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	if err := AddPodControllerIndexer(podInf); err != nil {
 		return nil, fmt.Errorf("podset: %w", err)
 	}
-	if _, err := ownerInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.OnOwnerAdd, UpdateFunc: c.OnOwnerUpdate, DeleteFunc: c.OnOwnerDelete,
-	}); err != nil {
-		return nil, fmt.Errorf("podset: registering %s handlers: %w", gvk.Kind, err)
-	}
-	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.OnPodAdd, UpdateFunc: c.OnPodUpdate, DeleteFunc: c.OnPodDelete,
-	}); err != nil {
-		return nil, fmt.Errorf("podset: registering pod handlers: %w", err)
+	if !cfg.noHandlers {
+		if _, err := ownerInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: c.OnOwnerAdd, UpdateFunc: c.OnOwnerUpdate, DeleteFunc: c.OnOwnerDelete,
+		}); err != nil {
+			return nil, fmt.Errorf("podset: registering %s handlers: %w", gvk.Kind, err)
+		}
+		if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: c.OnPodAdd, UpdateFunc: c.OnPodUpdate, DeleteFunc: c.OnPodDelete,
+		}); err != nil {
+			return nil, fmt.Errorf("podset: registering pod handlers: %w", err)
+		}
 	}
 	c.podIndexer = podInf.GetIndexer()
 	c.podLister = podInformer.Lister()
@@ -236,6 +238,15 @@ func (c *Controller[O]) Run(ctx context.Context) error {
 // returns when the drain is over. Calling it more than once, or before Run,
 // is safe: a Run that has not synced its caches yet returns at once.
 func (c *Controller[O]) Drain() { c.loop.Drain() }
+
+// Workers is the number of owners synced at once (WithWorkers), for a host
+// that runs its own workers.
+func (c *Controller[O]) Workers() int { return c.cfg.workers }
+
+// StaleCachePoll is how soon an owner held by the read-your-writes guard
+// is to be looked at again (WithStaleCachePoll), for a host that applies
+// Reconcile's results itself.
+func (c *Controller[O]) StaleCachePoll() time.Duration { return c.cfg.staleCachePoll }
 
 // HasSynced reports whether Run has seen the informer caches synced and its
 // workers are running; it turns false again once a stop begins. Serve it as

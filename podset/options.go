@@ -38,6 +38,7 @@ type config struct {
 	syncMetrics    Metrics
 	podControl     podcontrol.PodControl
 	podWriter      podcontrol.PodWriter
+	noHandlers     bool
 	drainTimeout   time.Duration
 	writeTimeout   time.Duration
 	onScaleDown    ScaleDownFunc
@@ -119,6 +120,15 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 // podcontrol.ClientsetWriter over New's client.
 func WithPodWriter(w podcontrol.PodWriter) Option {
 	return func(c *config) { c.podWriter = w }
+}
+
+// WithoutEventHandlers makes New register no event handlers on the
+// informers: another host feeds the events through the Observe methods and
+// drives Reconcile with its own queue (ctrlruntime/podsetcr does, under
+// controller-runtime's builder). Run then syncs only what is added to
+// Queue.
+func WithoutEventHandlers() Option {
+	return func(c *config) { c.noHandlers = true }
 }
 
 // WithPodControl replaces the whole pod control, typically with a fake in

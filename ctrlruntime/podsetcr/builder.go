@@ -1,15 +1,20 @@
 package podsetcr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/ctrlkit/ctrlkit/ctrlruntime"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -21,6 +26,7 @@ type Builder[O client.Object] struct {
 	kind      podset.Kind[O]
 	name      string
 	opts      []podset.Option
+	copts     controller.Options
 }
 
 // NewControllerManagedBy starts a Builder for owners described by d, run by
@@ -46,6 +52,14 @@ func (b *Builder[O]) WithKind(k podset.Kind[O]) *Builder[O] {
 	return b
 }
 
+// WithControllerOptions sets controller-runtime's options for the
+// controller: concurrency, rate limiter, reconcile timeout, priority queue,
+// warm-up. A zero MaxConcurrentReconciles takes podset.WithWorkers.
+func (b *Builder[O]) WithControllerOptions(o controller.Options) *Builder[O] {
+	b.copts = o
+	return b
+}
+
 // WithOptions adds podset options (workers, burst, feature gates, ...).
 // They apply after the builder's own, so WithNames or WithMetricsProvider
 // given here win.
@@ -54,18 +68,19 @@ func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 	return b
 }
 
-// Complete checks the description, builds the controller and adds it to
-// the manager; it contacts no API server (the controller does when it
-// starts, see Controller).
+// Complete checks the description, builds podset's core over the
+// manager's informers and registers it with controller-runtime's builder as
+// a plain reconcile.Reconciler (Controller), watching the owners and the
+// pods through PodHandler and OwnerHandler. It contacts no API server.
 //
-// The pod and owner informers are the manager cache's own: podset registers
-// its event handlers and pod-by-owner index on them, and no second informer
-// is started. Pods are created, adopted and deleted through the manager's
+// The pod and owner informers are the manager cache's own; podset adds its
+// pod-by-owner index to the pod informer, and no second informer is
+// started. Pods are created, adopted and deleted through the manager's
 // client (crclient.Writer, podset.WithPodWriter), the one writer podset
-// wraps with its events and read-your-writes recording; the owner's status goes
-// through the manager's client too. Events go to the manager's recorder,
-// and the work queue's metrics to controller-runtime's workqueue series on
-// the manager's /metrics, labelled with the controller's name.
+// wraps with its events and read-your-writes recording; the owner's status
+// goes through the manager's client too. Events go to the manager's
+// recorder. The reconciler runs podset.WithWorkers reconciles at once
+// unless the controller options say otherwise (WithControllerOptions).
 func (b *Builder[O]) Complete() (*Controller[O], error) {
 	if b.describer == nil && b.kind == nil {
 		return nil, errors.New("podsetcr: the builder needs a describer or a kind")
@@ -87,25 +102,45 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	if name == "" {
 		name = strings.ToLower(gvk.Kind)
 	}
-	metrics, err := ctrlruntime.NewMetricsProvider(crmetrics.Registry)
+	// Asking the cache for an informer before the manager starts creates
+	// it, to be started with the cache; nothing is contacted yet.
+	ctx := context.Background()
+	ownerInf, err := sharedInformer(ctx, b.mgr.GetCache(), owner)
+	if err != nil {
+		return nil, err
+	}
+	podInf, err := sharedInformer(ctx, b.mgr.GetCache(), &corev1.Pod{})
 	if err != nil {
 		return nil, err
 	}
 	// ctrlkit's pod control records core/v1 events with upstream's reasons,
 	// so it takes the manager's core/v1 recorder.
 	recorder := b.mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
-	c := &Controller[O]{
-		name: name, kind: kind, owner: owner, cache: b.mgr.GetCache(),
-		client: b.mgr.GetClient(), recorder: recorder,
-		opts: append([]podset.Option{
-			podset.WithNames(name, name),
-			podset.WithMetricsProvider(metrics),
-			podset.WithEventRecorder(recorder),
-		}, b.opts...),
-		logger: b.mgr.GetLogger().WithValues("controller", name, "controllerKind", gvk.Kind),
+	opts := append([]podset.Option{
+		podset.WithNames(name, name),
+		podset.WithEventRecorder(recorder),
+		podset.WithPodWriter(crclient.NewWriter[*corev1.Pod](b.mgr.GetClient())),
+	}, b.opts...)
+	// controller-runtime's handlers feed the core, not the informers'.
+	opts = append(opts, podset.WithoutEventHandlers())
+	core, err := podset.New(klog.NewContext(ctx, b.mgr.GetLogger().WithValues("controller", name)),
+		nil, podInformer{podInf}, ownerInf, kind, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("podsetcr: controller %s: %w", name, err)
 	}
-	if err := b.mgr.Add(c); err != nil {
-		return nil, fmt.Errorf("podsetcr: adding controller %s to the manager: %w", name, err)
+	c := &Controller[O]{name: name, core: core, hasSynced: []toolscache.InformerSynced{ownerInf.HasSynced, podInf.HasSynced}}
+	copts := b.copts
+	if copts.MaxConcurrentReconciles == 0 {
+		copts.MaxConcurrentReconciles = core.Workers()
+	}
+	err = builder.ControllerManagedBy(b.mgr).
+		Named(name).
+		Watches(owner, OwnerHandler[O]{core}).
+		Watches(&corev1.Pod{}, PodHandler[O]{core}).
+		WithOptions(copts).
+		Complete(c)
+	if err != nil {
+		return nil, fmt.Errorf("podsetcr: registering controller %s: %w", name, err)
 	}
 	return c, nil
 }

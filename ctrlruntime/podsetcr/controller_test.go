@@ -2,14 +2,15 @@ package podsetcr
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,37 +20,51 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 	"github.com/ctrlkit/ctrlkit/examples/podgroup"
+	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
+
+// staticMapper maps every kind of s to a namespaced resource, so the
+// manager needs no discovery.
+func staticMapper(s *runtime.Scheme) meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	for gvk := range s.AllKnownTypes() {
+		m.Add(gvk, meta.RESTScopeNamespace)
+	}
+	return m
+}
 
 // newManager builds a manager that contacts no API server until started.
 func newManager(t *testing.T, s *runtime.Scheme) ctrl.Manager {
 	t.Helper()
 	mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
 		Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return staticMapper(s), nil },
 	})
 	require.NoError(t, err)
 	return mgr
 }
 
-func TestCompleteAddsALeaderElectedRunnable(t *testing.T) {
+func TestCompleteRegistersAReconciler(t *testing.T) {
 	s := newScheme(t)
 	c, err := NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), podgroup.Kind{}).Complete()
 	require.NoError(t, err)
 	assert.Equal(t, "podgroup", c.Name(), "named after the kind by default")
-	assert.True(t, c.NeedLeaderElection())
-	assert.Nil(t, c.Core(), "nothing is built before the manager starts it")
-	assert.Error(t, c.ReadyzCheck(nil), "not ready before it runs")
+	require.NotNil(t, c.Core(), "the core is built at registration")
+	assert.Error(t, c.ReadyzCheck(nil), "not ready before the cache has synced")
 
 	named, err := NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}).Named("my-rs").Complete()
 	require.NoError(t, err)
@@ -59,9 +74,8 @@ func TestCompleteAddsALeaderElectedRunnable(t *testing.T) {
 	crClient := fake.NewClientBuilder().WithScheme(s).Build()
 	own, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, crClient, crClient, crClient, s)
 	require.NoError(t, err)
-	withKind, err := NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), nil).WithKind(own).Complete()
+	_, err = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), nil).WithKind(own).Named("own").Complete()
 	require.NoError(t, err)
-	assert.Same(t, own, withKind.kind)
 }
 
 func TestCompleteRejectsWhatItCannotUse(t *testing.T) {
@@ -71,93 +85,98 @@ func TestCompleteRejectsWhatItCannotUse(t *testing.T) {
 	assert.ErrorContains(t, err, "not in the scheme")
 }
 
-func TestStartRefusesAnInformerThatIsNotShared(t *testing.T) {
+func TestSharedInformerRefusesAWrappedInformer(t *testing.T) {
 	s := newScheme(t)
-	cache := wrappingCache{&informertest.FakeInformers{Scheme: s}}
-	c := &Controller[*unstructured.Unstructured]{name: "podgroup", owner: newGroup("", 0), cache: cache}
-	err := c.Start(context.Background())
+	_, err := sharedInformer(context.Background(), wrappingCache{&informertest.FakeInformers{Scheme: s}}, newGroup("", 0))
 	assert.ErrorContains(t, err, "not a client-go SharedIndexInformer")
-	assert.Error(t, c.Start(context.Background()), "Start runs once")
 }
 
-// Start builds podset on the informers the cache hands out and runs it: a
-// PodGroup of 3 gets 3 pods, created through the controller-runtime client
-// (the pod informer here never sees them, so expectations hold any further
-// creation back), the queue reports to the metrics provider under
-// the controller's name, and cancelling stops it.
-func TestStartRunsPodsetOnTheCacheInformers(t *testing.T) {
+// podGroupRig is podset over informers of a simulated cluster (pods) and
+// a dynamic fake (PodGroups), as a manager's cache would hand them out,
+// with pods written to the cluster and the status to a controller-runtime
+// fake; it returns the reconciler and the cluster.
+func podGroupRig(t *testing.T, ctx context.Context, group *unstructured.Unstructured, opts ...podset.Option) (*Controller[*unstructured.Unstructured], *simcluster.Cluster) {
+	t.Helper()
 	s := newScheme(t)
-	group := newGroup("web", 3)
 	cluster := simcluster.New(simcluster.WithScheduler(false), simcluster.WithKubelet(false))
 	pods := informers.NewSharedInformerFactory(cluster.Client(), 0)
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{podgroup.Resource: "PodGroupList"}, group.DeepCopy())
 	groups := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	cache := &informertest.FakeInformers{Scheme: s, InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
-		corev1.SchemeGroupVersion.WithKind("Pod"): pods.Core().V1().Pods().Informer(),
-		podGroupGVK: groups.ForResource(podgroup.Resource).Informer(),
-	}}
+	podInf, groupInf := pods.Core().V1().Pods().Informer(), groups.ForResource(podgroup.Resource).Informer()
 	crClient := fake.NewClientBuilder().WithScheme(s).WithObjects(group).WithStatusSubresource(newGroup("", 0)).Build()
 	kind, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, crClient, crClient, crClient, s)
 	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
-	metrics, err := ctrlruntime.NewMetricsProvider(reg)
+	core, err := podset.New(ctx, nil, podInformer{podInf}, groupInf, podset.Kind[*unstructured.Unstructured](kind),
+		append([]podset.Option{podset.WithoutEventHandlers(), podset.WithEventRecorder(record.NewFakeRecorder(100)),
+			podset.WithPodWriter(podcontrol.ClientsetWriter(cluster.Client()))}, opts...)...)
 	require.NoError(t, err)
-	c := &Controller[*unstructured.Unstructured]{
-		name: "podgroup", kind: kind, owner: newGroup("", 0), cache: cache,
-		client: crClient, recorder: record.NewFakeRecorder(100),
-		opts: []podset.Option{
-			podset.WithNames("podgroup", "podgroup"),
-			podset.WithMetricsProvider(metrics),
-			podset.WithEventRecorder(record.NewFakeRecorder(100)),
-		},
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	require.Eventually(t, func() bool { return c.Core() != nil }, 10*time.Second, 10*time.Millisecond)
+	c := &Controller[*unstructured.Unstructured]{name: "podgroup", core: core, hasSynced: []toolscache.InformerSynced{podInf.HasSynced, groupInf.HasSynced}}
 	pods.Start(ctx.Done())
 	groups.Start(ctx.Done())
-	defer func() { // informers stop once ctx is cancelled, also on a failure
-		cancel()
-		pods.Shutdown()
-		groups.Shutdown()
-	}()
-
-	require.Eventually(t, func() bool {
-		list := &corev1.PodList{}
-		return crClient.List(ctx, list, client.InNamespace("ns")) == nil && len(list.Items) == 3
-	}, 10*time.Second, 10*time.Millisecond, "three pods for a PodGroup of three, through the controller-runtime client")
+	t.Cleanup(func() { pods.Shutdown(); groups.Shutdown() })
 	require.Eventually(t, func() bool { return c.ReadyzCheck(nil) == nil }, 10*time.Second, 10*time.Millisecond)
+	return c, cluster
+}
 
-	adds, err := reg.Gather()
+// The reconciler runs podset on the informers the cache hands out: a
+// PodGroup of 3 gets 3 pods; until the handlers have observed their
+// creations, expectations hold any further creation back and the Result
+// asks to look again when they expire. The handlers queue the owner.
+func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	group := newGroup("web", 3)
+	// The status goes to a store the owner informer never reads, which
+	// the guard would wait for forever (the next test).
+	c, cluster := podGroupRig(t, ctx, group, podset.WithReadYourWrites(false))
+	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "web"}}
+	res, err := c.Reconcile(ctx, req)
 	require.NoError(t, err)
-	var added, depth bool
-	for _, mf := range adds {
-		for _, m := range mf.GetMetric() {
-			if labelValue(m.GetLabel(), "name") != "podgroup" {
-				continue
-			}
-			switch mf.GetName() {
-			case "workqueue_adds_total":
-				added = added || m.GetCounter().GetValue() > 0
-			case "workqueue_depth":
-				depth = true
-			}
-		}
-	}
-	assert.True(t, added, "workqueue_adds_total{name=podgroup} counted the queue's adds")
-	assert.True(t, depth, "workqueue_depth{name=podgroup} is reported")
+	assert.Zero(t, res.RequeueAfter, "nothing pending before the creations")
+	list, err := cluster.Client().CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 3, "three pods for a PodGroup of three")
+	pending, ok := c.core.Expectations().Pending(expectations.OwnerKeyFor(group))
+	require.True(t, ok)
+	assert.EqualValues(t, 3, pending.Adds, "three creations expected")
+	res, err = c.Reconcile(ctx, req)
+	require.NoError(t, err)
+	assert.Greater(t, res.RequeueAfter, time.Minute, "the creations are expected; look again when they expire")
 
-	cancel()
-	select {
-	case err := <-done:
-		assert.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Start did not return after its context was cancelled")
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	h := PodHandler[*unstructured.Unstructured]{c.core}
+	for i := range list.Items {
+		h.Create(ctx, event.TypedCreateEvent[client.Object]{Object: &list.Items[i]}, q)
 	}
-	assert.Error(t, c.ReadyzCheck(nil), "not ready once stopped")
+	assert.Equal(t, 1, q.Len(), "the owner is queued once")
+	got, _ := q.Get()
+	assert.Equal(t, req, got)
+	q.Done(got)
+	res, err = c.Reconcile(ctx, req)
+	require.NoError(t, err)
+	assert.Zero(t, res.RequeueAfter, "every creation observed: nothing pending")
+	list, err = cluster.Client().CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, list.Items, 3, "never a pod more")
+
+	OwnerHandler[*unstructured.Unstructured]{c.core}.Delete(ctx, event.TypedDeleteEvent[client.Object]{Object: group, DeleteStateUnknown: true}, q)
+	assert.Equal(t, 1, q.Len(), "a deleted owner is queued so its sync sees it gone")
+}
+
+// An owner held by the read-your-writes guard is polled, not failed: here
+// its status is written where the owner informer never catches up.
+func TestReconcilerPollsAStaleCache(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, _ := podGroupRig(t, ctx, newGroup("web", 1))
+	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "web"}}
+	_, err := c.Reconcile(ctx, req)
+	require.NoError(t, err)
+	res, err := c.Reconcile(ctx, req)
+	require.NoError(t, err, "a stale cache is not a failure")
+	assert.Equal(t, c.core.StaleCachePoll(), res.RequeueAfter)
 }
 
 func labelValue[L interface {

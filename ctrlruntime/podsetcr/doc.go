@@ -14,24 +14,26 @@
 // re-check), and the status is written to the status subresource through its
 // client, only when it changed and with one retry on a conflict.
 //
-// Complete adds a Controller to the manager, a Runnable that needs leader
-// election. When the manager starts it (once the lease is held), it takes
-// the pod and owner informers from the manager's cache, so no second set of
-// informers is started, registers podset's handlers and pod-by-owner index
-// on them and runs podset with all of its semantics: expectations observed
-// from pod events, the read-your-writes guard, slow-start creation and
-// ranked deletion. Pods are created, adopted and deleted through the
-// manager's client (crclient.PodControl), which reports each write to the
-// guard. Losing the lease cancels the controller at once. The work queue's
-// metrics are controller-runtime's standard workqueue series on the
-// manager's /metrics, labelled with the controller's name
-// (ctrlruntime.MetricsProvider), and events go to the manager's recorder.
+// Complete registers podset's core with controller-runtime's builder as a
+// plain reconcile.Reconciler (Controller), watching owners and pods through
+// OwnerHandler and PodHandler, which feed podset's expectations from the
+// events (podset's Observe methods) and queue the owners. The manager then
+// runs it as any controller: under its leader election, on its queue (the
+// priority queue when enabled), with its warm-up, reconcile timeouts and
+// standard workqueue metrics. The pod and owner informers are the manager
+// cache's own, so no second informer is started. Pods are created, adopted
+// and deleted through the manager's client (crclient.Writer), the one
+// writer podset wraps with its events and read-your-writes recording; an
+// owner the guard holds is polled, not failed. Events go to the manager's
+// recorder. Complete resolves the pod and owner kinds through the
+// manager's RESTMapper, which for the default mapper asks the API
+// server's discovery.
 //
 // podset needs client-go SharedIndexInformers, which is what the manager's
 // default cache holds. A cache restricted to namespaces
 // (cache.Options.DefaultNamespaces) wraps one informer per namespace, and
-// Start refuses it with an error; restrict the cache with label or field
+// Complete refuses it with an error; restrict the cache with label or field
 // selectors instead. A podset option given an impossible value panics where
 // it is built (podset's convention); what podset.New still refuses is
-// reported by Start, which stops the manager.
+// reported by Complete.
 package podsetcr

@@ -28,8 +28,8 @@ func AddToScheme(s *runtime.Scheme) error {
 
 // SetupWithManager adds the PodGroup controller to mgr. The library's
 // podgroup.Kind describes the spec and the status; podsetcr reads and
-// writes PodGroups through the manager and runs podset under its leader
-// election.
+// writes PodGroups through the manager and registers podset's core as a
+// reconciler, which the manager runs under its leader election.
 func SetupWithManager(mgr ctrl.Manager, opts ...podset.Option) (*Controller, error) {
 	return podsetcr.NewControllerManagedBy[*unstructured.Unstructured](mgr, podgroup.Kind{}).
 		Named("podgroup").

@@ -6,8 +6,10 @@ package main
 
 import (
 	"flag"
+	"net/http"
 	"os"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -41,6 +43,8 @@ type options struct {
 	metricsAddr, probeAddr string
 	leaderElect            bool
 	leaseNamespace         string
+	// mapper replaces the manager's RESTMapper (discovery) when set.
+	mapper func(*rest.Config, *http.Client) (meta.RESTMapper, error)
 }
 
 func run(o options) error {
@@ -72,6 +76,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		LeaderElectionID:              "podgroup-controller.example.ctrlkit.io",
 		LeaderElectionNamespace:       o.leaseNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		MapperProvider:                o.mapper,
 	})
 	if err != nil {
 		return nil, err
