@@ -33,8 +33,13 @@
 // owner live (LiveReader) has that copy checked before any adoption, as
 // upstream does.
 //
-// Not here yet: status writes, availability (minReadySeconds), and rolling
-// updates over package history.
+// A Spec that writes the owner's status implements StatusSpec: every sync
+// ends with the counts it saw (Status), available counted after the
+// owner's minReadySeconds (MinReadySpec) from when each child became ready
+// (ReadySinceKind), and the Result asks to look again when the next ready
+// child becomes available.
+//
+// Not here yet: rolling updates over package history.
 //
 // Use it in a few lines: write a Spec for the owner and a Kind for the
 // child (embed IndexerLister for the listing), then

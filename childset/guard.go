@@ -9,9 +9,10 @@ import (
 	"github.com/ctrlkit/ctrlkit/claim"
 )
 
-// liveReadTimeout bounds the live read of an owner before an adoption: a
-// read, but one that gates writes, so bounded like them.
-const liveReadTimeout = 30 * time.Second
+// apiCallTimeout bounds the core's own API calls: the status write, and
+// the live read of an owner before an adoption (a read, but one that gates
+// writes, so bounded like them).
+const apiCallTimeout = 30 * time.Second
 
 // LiveReader is implemented by a Spec that can read an owner from the API
 // server rather than the cache. The core then checks the live owner before

@@ -156,22 +156,41 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		// adoption failed would otherwise be replaced by a second one.
 		return Result{}, fmt.Errorf("claiming the children of %s %s: %w", r.gvk.Kind, key, err)
 	}
-	if !satisfied {
-		return Result{RequeueAfter: r.untilExpiry(expKey)}, nil
-	}
-	if owner.GetDeletionTimestamp() != nil {
-		return Result{}, nil
-	}
 	active := children[:0:0]
+	terminating := 0
 	for _, c := range children {
 		if c.GetDeletionTimestamp() == nil {
 			active = append(active, c)
+		} else {
+			terminating++
 		}
 	}
-	if r.cfg.indexed {
-		return r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
+	var res Result
+	var manageErr error
+	switch {
+	case !satisfied:
+		res.RequeueAfter = r.untilExpiry(expKey)
+	case owner.GetDeletionTimestamp() != nil:
+	case r.cfg.indexed:
+		res, manageErr = r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
+	default:
+		res, manageErr = r.manageInterchangeable(ctx, owner, template, ref, expKey, active)
 	}
-	return r.manageInterchangeable(ctx, owner, template, ref, expKey, active)
+	// The status counts the children this sync saw, as upstream's does: the
+	// writes it just made show in the next sync's.
+	again, err := r.writeStatus(ctx, owner, active, terminating, manageErr)
+	if err != nil {
+		// A failed status write wins over a failed create or delete: both
+		// are retried by the next sync.
+		return res, fmt.Errorf("updating the status of %s %s: %w", r.gvk.Kind, key, err)
+	}
+	if manageErr != nil {
+		return res, manageErr
+	}
+	if again > 0 && (res.RequeueAfter == 0 || again < res.RequeueAfter) {
+		res.RequeueAfter = again
+	}
+	return res, nil
 }
 
 // canAdopt refuses adoption by an owner being deleted, as upstream. A cached
@@ -191,7 +210,7 @@ func (r *Reconciler[O, C]) canAdopt(owner O) func(context.Context) error {
 		}
 	}
 	return claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
-		ctx, cancel := context.WithTimeout(ctx, liveReadTimeout)
+		ctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
 		defer cancel()
 		fresh, err := live.GetLive(ctx, owner.GetNamespace(), owner.GetName())
 		if err == nil && isNil(fresh) {
