@@ -3,6 +3,7 @@ package childsetcr_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,4 +82,40 @@ func names(pods []*corev1.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// countingIndexer is a client.FieldIndexer that counts registrations and
+// fails while err is set.
+type countingIndexer struct {
+	fields []string
+	err    error
+}
+
+func (c *countingIndexer) IndexField(_ context.Context, obj client.Object, field string, fn client.IndexerFunc) error {
+	if c.err != nil {
+		return c.err
+	}
+	if fn == nil {
+		return errors.New("no index function")
+	}
+	c.fields = append(c.fields, fmt.Sprintf("%T %s", obj, field))
+	return nil
+}
+
+// The index is registered once per indexer and child type: a second
+// controller over the same child kind shares it, and a failed registration
+// is not remembered, so a retry registers it.
+func TestAddControllerIndexOnce(t *testing.T) {
+	ctx := context.Background()
+	failing := &countingIndexer{err: errBoom}
+	require.ErrorIs(t, childsetcr.AddControllerIndex[*corev1.Pod](ctx, failing), errBoom)
+	failing.err = nil
+	require.NoError(t, childsetcr.AddControllerIndex[*corev1.Pod](ctx, failing))
+	require.NoError(t, childsetcr.AddControllerIndex[*corev1.Pod](ctx, failing))
+	require.NoError(t, childsetcr.AddControllerIndex[*corev1.ConfigMap](ctx, failing))
+	assert.Equal(t, []string{"*v1.Pod " + childsetcr.ControllerField, "*v1.ConfigMap " + childsetcr.ControllerField}, failing.fields)
+
+	other := &countingIndexer{}
+	require.NoError(t, childsetcr.AddControllerIndex[*corev1.Pod](ctx, other))
+	assert.Len(t, other.fields, 1, "another cache gets its own index")
 }
