@@ -50,7 +50,9 @@ var (
 // created at 50 replicas and adopts it, then scales to 5. A watch of the
 // namespace, replayed in resourceVersion order, shows that the set never
 // held more live Workers than its spec.replicas at any raise, and that
-// exactly the 49 Workers the orphan did not cover were created.
+// exactly the 49 Workers the orphan did not cover were created; the
+// manager's /metrics shows controller-runtime's reconcile and queue series
+// for the controller.
 func TestWorkerSetScaleAndAdopt(t *testing.T) {
 	ctx, cfg, dyn, ns := childsetScenario(t, "workerset-", workerset.CRD)
 	workers := dyn.Resource(workersResource).Namespace(ns)
@@ -66,7 +68,8 @@ func TestWorkerSetScaleAndAdopt(t *testing.T) {
 	}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	stop := startChildsetManager(t, cfg, func(mgr ctrl.Manager) error {
+	metricsAddr := freeAddress(t)
+	stop := startChildsetManager(t, cfg, metricsAddr, func(mgr ctrl.Manager) error {
 		_, err := workerset.SetupWithManager(mgr, childsetQueue)
 		return err
 	})
@@ -105,6 +108,18 @@ func TestWorkerSetScaleAndAdopt(t *testing.T) {
 	}), "WorkerSet pool never settled at 5 Workers")
 	t.Logf("WorkerSet 50 -> 5 in %s", time.Since(stepStart).Round(time.Millisecond))
 
+	// controller-runtime runs the reconciler as any other: its reconcile
+	// metrics, and the queue's, are on the manager's /metrics.
+	require.NoError(t, waitFor(30*time.Second, func() (bool, error) {
+		m, err := scrape(ctx, "http://"+metricsAddr+"/metrics")
+		if err != nil {
+			return false, err
+		}
+		reconciles := m[`controller_runtime_reconcile_total{controller="workerset",result="success"}`]
+		adds := m[`workqueue_adds_total{controller="workerset",name="workerset"}`]
+		return reconciles > 0 && adds > 0, fmt.Errorf("reconcile_total %v, workqueue_adds_total %v", reconciles, adds)
+	}), "controller-runtime's metrics of the workerset controller")
+
 	rep := sampler.replay()
 	created := len(rep.Controlled)
 	if rep.Controlled["orphan"] {
@@ -133,7 +148,7 @@ func TestGangIndexedScale(t *testing.T) {
 
 	sampler := &setSampler{ownerKind: "Gang"}
 	startSampler(t, dyn, ns, sampler, gangsResource, podsResource)
-	stop := startChildsetManager(t, cfg, func(mgr ctrl.Manager) error {
+	stop := startChildsetManager(t, cfg, "0", func(mgr ctrl.Manager) error {
 		_, err := gang.SetupWithManager(mgr, childsetQueue)
 		return err
 	})
@@ -232,8 +247,9 @@ func startSampler(t *testing.T, dyn dynamic.Interface, ns string, s *setSampler,
 }
 
 // startChildsetManager runs a manager (no leader election: it is alone)
-// with the controllers setup adds, until the returned stop is called.
-func startChildsetManager(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager) error) (stop func()) {
+// with the controllers setup adds and its metrics endpoint on metricsAddr
+// ("0" for none), until the returned stop is called.
+func startChildsetManager(t *testing.T, cfg *rest.Config, metricsAddr string, setup func(ctrl.Manager) error) (stop func()) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
@@ -242,7 +258,7 @@ func startChildsetManager(t *testing.T, cfg *rest.Config, setup func(ctrl.Manage
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 logr.Discard(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: "0",
 		// Each scenario has a manager of its own, and -count may run it
 		// again: the controllers' names repeat by design.
