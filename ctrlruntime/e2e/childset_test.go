@@ -46,13 +46,14 @@ var (
 
 // TestWorkerSetScaleAndAdopt runs ctrlruntime/examples/workerset (childset
 // over childsetcr, Workers being a custom resource) in a controller-runtime
-// manager. A matching orphan Worker exists before its WorkerSet; the set is
-// created at 50 replicas and adopts it, then scales to 5. A watch of the
-// namespace, replayed in resourceVersion order, shows that the set never
-// held more live Workers than its spec.replicas at any raise, and that
-// exactly the 49 Workers the orphan did not cover were created; the
-// manager's /metrics shows controller-runtime's reconcile and queue series
-// for the controller.
+// manager and scales a WorkerSet 0 -> 50 -> 5. While the controller is down
+// (a restart), a matching orphan Worker is created and the set scaled to
+// 50: the restarted controller adopts the orphan (its controller reference
+// becomes the set, its UID unchanged) and creates the other 49. A watch of
+// the namespace, replayed in resourceVersion order, shows that the set
+// never held more live Workers than its spec.replicas at any raise, and
+// that exactly those 49 Workers were created; the manager's /metrics shows
+// controller-runtime's reconcile and queue series for the controller.
 func TestWorkerSetScaleAndAdopt(t *testing.T) {
 	ctx, cfg, dyn, ns := childsetScenario(t, "workerset-", workerset.CRD)
 	workers := dyn.Resource(workersResource).Namespace(ns)
@@ -60,26 +61,23 @@ func TestWorkerSetScaleAndAdopt(t *testing.T) {
 
 	sampler := &setSampler{ownerKind: "WorkerSet"}
 	startSampler(t, dyn, ns, sampler, workerSetsResource, workersResource)
-
-	orphan, err := workers.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": workerset.GroupVersion.String(), "kind": "Worker",
-		"metadata": map[string]any{"name": "orphan", "labels": map[string]any{"pool": "a"}},
-		"spec":     map[string]any{"machineClass": "m5.large", "image": "worker:1"},
-	}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-
-	metricsAddr := freeAddress(t)
-	stop := startChildsetManager(t, cfg, metricsAddr, func(mgr ctrl.Manager) error {
+	setup := func(mgr ctrl.Manager) error {
 		_, err := workerset.SetupWithManager(mgr, childsetQueue)
 		return err
-	})
-	defer stop()
+	}
 
+	stopFirst := startChildsetManager(t, cfg, "0", setup)
+	firstStopped := false
+	defer func() {
+		if !firstStopped {
+			stopFirst()
+		}
+	}()
 	set, err := sets.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": workerset.GroupVersion.String(), "kind": "WorkerSet",
 		"metadata": map[string]any{"name": "pool"},
 		"spec": map[string]any{
-			"replicas": int64(50),
+			"replicas": int64(0),
 			"selector": map[string]any{"matchLabels": map[string]any{"pool": "a"}},
 			"template": map[string]any{
 				"metadata": map[string]any{"labels": map[string]any{"pool": "a"}},
@@ -88,6 +86,24 @@ func TestWorkerSetScaleAndAdopt(t *testing.T) {
 		},
 	}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	require.NoError(t, waitFor(time.Minute, func() (bool, error) {
+		return liveChildren(ctx, workers, set.GetUID(), 0)
+	}), "WorkerSet pool never settled at 0 Workers")
+	stopFirst()
+	firstStopped = true
+
+	// While no controller runs: an orphan that matches, and a scale-up.
+	orphan, err := workers.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": workerset.GroupVersion.String(), "kind": "Worker",
+		"metadata": map[string]any{"name": "orphan", "labels": map[string]any{"pool": "a"}},
+		"spec":     map[string]any{"machineClass": "m5.large", "image": "worker:1"},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, scaleOwner(ctx, sets, "pool", 50))
+
+	metricsAddr := freeAddress(t)
+	stop := startChildsetManager(t, cfg, metricsAddr, setup)
+	defer stop()
 
 	start := time.Now()
 	require.NoError(t, waitFor(3*time.Minute, func() (bool, error) {

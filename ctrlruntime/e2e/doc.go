@@ -12,8 +12,8 @@
 //
 // Two more scenarios host childset through childsetcr, registered with
 // controller-runtime's own builder: ctrlruntime/examples/workerset (a
-// WorkerSet owning Worker custom resources, 50 -> 5, adopting a matching
-// orphan Worker) and ctrlruntime/examples/gang (a Gang owning pods named
+// WorkerSet owning Worker custom resources, 0 -> 50 -> 5, whose restarted
+// controller adopts a matching orphan Worker) and ctrlruntime/examples/gang (a Gang owning pods named
 // <gang>-<i>, 0 -> 5 -> 2 -> 4). Their watch sampler also checks that no
 // index is ever held by two live pods.
 //
