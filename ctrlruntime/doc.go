@@ -13,7 +13,9 @@
 //
 // The sibling packages bring the rest of ctrlkit to controller-runtime:
 // podsetcr (the whole podset controller for a custom resource, run by the
-// manager under its leader election), expecthandler (expectations recorded
-// by event handlers and checked by a hand-written Reconcile) and crclient
-// (PodControl and a claim patcher over client.Client).
+// manager under its leader election), childsetcr (childset, children of any
+// kind, as a reconcile.Reconciler registered with controller-runtime's own
+// builder), expecthandler (expectations recorded by event handlers and
+// checked by a hand-written Reconcile) and crclient (PodControl and a claim
+// patcher over client.Client).
 package ctrlruntime

@@ -10,6 +10,13 @@
 // pods than its spec.replicas at that revision. It then reads the work
 // queue's metrics back from the manager's /metrics endpoint over HTTP.
 //
+// Two more scenarios host childset through childsetcr, registered with
+// controller-runtime's own builder: ctrlruntime/examples/workerset (a
+// WorkerSet owning Worker custom resources, 0 -> 50 -> 5, whose restarted
+// controller adopts a matching orphan Worker) and ctrlruntime/examples/gang (a Gang owning pods named
+// <gang>-<i>, 0 -> 5 -> 2 -> 4). Their watch sampler also checks that no
+// index is ever held by two live pods.
+//
 // It runs in `make e2e`. kubetest builds the control plane from the e2e
 // module (../../e2e), whose go.mod pins k8s.io/kubernetes. This package is a
 // module of its own, so that the ctrlruntime module users import requires

@@ -1,0 +1,26 @@
+// Package childsetcr hosts childset, the Set core that keeps N children of
+// any kind for an owner, in a controller-runtime manager, as a plain
+// reconcile.Reconciler registered with controller-runtime's own builder:
+// its queue (priorities included), warm-up, metrics, reconcile timeout and
+// backoff apply as for any controller.
+//
+// A user writes the two adapters childset asks for, minus what the manager
+// supplies: a Spec (the owner's kind, replicas, selector and the child to
+// create) and a Kind (whether a child is ready), then one call:
+//
+//	r, err := childsetcr.SetupWithManager[*v1.WorkerSet, *v1.Worker](mgr, workerSetSpec{}, workerKind{},
+//		childsetcr.WithChildSetOptions(childset.WithBurstReplicas(100)),
+//		childsetcr.WithControllerOptions(controller.Options{MaxConcurrentReconciles: 4}))
+//
+// Owners are read from the manager's cache, children are listed from it by
+// controller reference (a field index, ControllerField), and created,
+// adopted, released and deleted through the manager's client, with events
+// from its recorder. ChildHandler feeds the core's expectations from the
+// child informer's events, so a lagging cache never yields an extra child,
+// and enqueues the owner each event concerns, or, for an orphan, the
+// owners whose selector matches it. OwnerHandler forgets the expectations
+// of a deleted owner.
+//
+// The pieces are exported for controllers assembled by hand: Reconciler,
+// ChildHandler, OwnerHandler, Lister and AddControllerIndex.
+package childsetcr

@@ -1,0 +1,53 @@
+package childsetcr
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/ctrlkit/ctrlkit/childset"
+)
+
+// Option configures SetupWithManager. A nil Option is ignored.
+type Option func(*config)
+
+type config struct {
+	name        string
+	ctrlOptions controller.Options
+	childset    []childset.Option
+}
+
+func newConfig(opts []Option) config {
+	var cfg config
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	return cfg
+}
+
+// WithName names the controller: the name controller-runtime's metrics,
+// logs and events carry, and the one it checks for uniqueness. The default
+// is the owner's kind in lower case, as controller-runtime's builder names
+// controllers; two controllers for one owner kind need distinct names.
+func WithName(name string) Option {
+	return func(c *config) { c.name = name }
+}
+
+// WithControllerOptions passes options to controller-runtime's controller:
+// MaxConcurrentReconciles, RateLimiter, NewQueue, UsePriorityQueue,
+// EnableWarmup, ReconciliationTimeout and the rest apply as for any
+// controller built with the builder. Setting opts.Reconciler is refused by
+// the builder: the reconciler is childset's.
+func WithControllerOptions(opts controller.Options) Option {
+	return func(c *config) { c.ctrlOptions = opts }
+}
+
+// WithChildSetOptions passes options to the core (childset.WithIndexedNames,
+// WithBurstReplicas, WithDeletionOrder, ...). They apply after the ones
+// SetupWithManager sets (the manager's event recorder), so a
+// childset.WithEventRecorder given here wins. childset's driver options
+// (WithWorkers, WithQueueName, WithMetricsProvider) mean nothing here:
+// controller-runtime's controller has its own.
+func WithChildSetOptions(opts ...childset.Option) Option {
+	return func(c *config) { c.childset = append(c.childset, opts...) }
+}

@@ -1,0 +1,200 @@
+package childsetcr
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
+)
+
+// Spec is the owner adapter: childset.Spec without Get, since owners are
+// read from the manager's cache. A spec that has Get as well (a whole
+// childset.Spec) is read through its own Get instead.
+type Spec[O, C client.Object] interface {
+	// GroupVersionKind is the owner's kind.
+	GroupVersionKind() schema.GroupVersionKind
+	// Replicas is how many children the owner wants.
+	Replicas(owner O) int32
+	// Selector selects the owner's children.
+	Selector(owner O) (labels.Selector, error)
+	// NewChild builds a child to create for owner (see childset.Spec).
+	NewChild(owner O) (C, error)
+}
+
+// Kind is the child adapter: childset.Kind without the Lister, since
+// children are listed from the manager's cache (Lister). A kind that is a
+// whole childset.Kind lists through its own Lister instead.
+type Kind[C client.Object] interface {
+	// Ready reports whether a child is ready; the default deletion order
+	// deletes children that are not ready first.
+	Ready(child C) bool
+}
+
+// SetupWithManager adds a controller to mgr that keeps, for each owner of
+// type O, the children of type C that spec asks for, and returns its
+// reconciler. O and C are pointers to API structs registered in the
+// manager's scheme with their list kinds (O may be
+// *unstructured.Unstructured, its kind being spec's). It contacts no API
+// server; the controller starts with the manager.
+//
+// It builds childset's core writing through the manager's client (strategic
+// merge patches for the kinds client-go knows, JSON merge patches for
+// custom resources) with events from the manager's recorder, and registers
+// it with controller-runtime's builder: For the owner, and Watches of the
+// owner (OwnerHandler) and the child (ChildHandler). A nil mgr, spec or
+// kind panics.
+//
+// ControllerField is registered on the child kind in the manager's cache
+// when the controller starts, with its event sources and before its first
+// reconcile (registering it asks the API server for the child's resource,
+// which a manager not started yet must not need).
+func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], kind Kind[C], opts ...Option) (*Reconciler[O, C], error) {
+	if mgr == nil || spec == nil || kind == nil {
+		panic("childsetcr: SetupWithManager: nil manager, spec or kind")
+	}
+	cfg := newConfig(opts)
+	gvk := spec.GroupVersionKind()
+	owner, err := newObject[O](gvk)
+	if err != nil {
+		return nil, err
+	}
+	// For and Watches get objects of their own: a source keeps the object
+	// it is given.
+	watchedOwner, _ := newObject[O](gvk)
+	child, err := newObject[C](schema.GroupVersionKind{})
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.name
+	if name == "" {
+		name = strings.ToLower(gvk.Kind)
+	}
+
+	// objectcontrol records core/v1 events with upstream's reasons, so the
+	// core takes the manager's core/v1 recorder.
+	recorder := mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
+	core, err := NewCore(mgr.GetClient(), mgr.GetCache(), recorder, spec, kind, cfg.childset...)
+	if err != nil {
+		return nil, err
+	}
+	children, err := NewChildHandler(core, spec, mgr.GetCache(), mgr.GetScheme())
+	if err != nil {
+		return nil, err
+	}
+	r := NewReconciler(core)
+	b := builder.ControllerManagedBy(mgr).
+		Named(name).
+		For(owner).
+		Watches(watchedOwner, NewOwnerHandler(core)).
+		Watches(child, children).
+		WithOptions(cfg.ctrlOptions)
+	if _, ownLister := kind.(childset.Lister[C]); !ownLister {
+		b = b.WatchesRawSource(indexSource[C]{indexer: mgr.GetFieldIndexer()})
+	}
+	err = b.Complete(r)
+	if err != nil {
+		return nil, fmt.Errorf("childsetcr: building controller %s: %w", name, err)
+	}
+	return r, nil
+}
+
+// NewCore builds childset's core for spec and kind as SetupWithManager
+// does, over controller-runtime clients: owners are read and children
+// listed through reader (nil means c), which must carry ControllerField on
+// the child kind unless kind is a whole childset.Kind (AddControllerIndex;
+// for the fake client, WithIndex(child, ControllerField, IndexByController)),
+// and children are written through c: strategic merge patches for the kinds
+// client-go knows, JSON merge patches for custom resources, which refuse
+// the former. Events go to recorder (nil records none); opts apply after
+// childset.WithEventRecorder(recorder). A nil c, spec or kind panics.
+func NewCore[O, C client.Object](c client.Client, reader client.Reader, recorder record.EventRecorder, spec Spec[O, C], kind Kind[C], opts ...childset.Option) (*childset.Reconciler[O, C], error) {
+	if c == nil || spec == nil || kind == nil {
+		panic("childsetcr: NewCore: nil client, spec or kind")
+	}
+	if reader == nil {
+		reader = c
+	}
+	child, err := newObject[C](schema.GroupVersionKind{})
+	if err != nil {
+		return nil, err
+	}
+	childGVK, err := apiutil.GVKForObject(child, c.Scheme())
+	if err != nil {
+		return nil, fmt.Errorf("childsetcr: the child kind: %w", err)
+	}
+	fullSpec, ok := spec.(childset.Spec[O, C])
+	if !ok {
+		fullSpec = cachedSpec[O, C]{Spec: spec, reader: reader}
+	}
+	fullKind, ok := kind.(childset.Kind[C])
+	if !ok {
+		lister, err := NewLister[C](reader, c.Scheme())
+		if err != nil {
+			return nil, err
+		}
+		fullKind = cachedKind[C]{Lister: lister, Kind: kind}
+	}
+	patchType := types.MergePatchType
+	if clientgoscheme.Scheme.Recognizes(childGVK) {
+		patchType = types.StrategicMergePatchType
+	}
+	writer := crclient.NewObjectControl[C](c, childGVK.Kind, recorder, patchType)
+	return childset.NewReconciler(fullSpec, fullKind, writer,
+		append([]childset.Option{childset.WithEventRecorder(recorder)}, opts...)...), nil
+}
+
+// cachedSpec completes a Spec with Get from the manager's cache.
+type cachedSpec[O, C client.Object] struct {
+	Spec[O, C]
+	reader client.Reader
+}
+
+func (s cachedSpec[O, C]) Get(namespace, name string) (O, error) {
+	owner, err := newObject[O](s.GroupVersionKind())
+	if err != nil {
+		var zero O
+		return zero, err
+	}
+	// A NotFound error goes back as it is: the core reads it as the owner
+	// gone. The cache's reads never block once it synced, and the core's
+	// Spec has no context to pass.
+	if err := s.reader.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
+		var zero O
+		return zero, err
+	}
+	return owner, nil
+}
+
+// cachedKind completes a Kind with the cache's Lister.
+type cachedKind[C client.Object] struct {
+	*Lister[C]
+	Kind[C]
+}
+
+// indexSource registers ControllerField on the child kind when the
+// controller starts its event sources, which all start before its first
+// reconcile. It delivers no events.
+type indexSource[C client.Object] struct {
+	indexer client.FieldIndexer
+}
+
+func (s indexSource[C]) Start(ctx context.Context, _ Queue) error {
+	return AddControllerIndex[C](ctx, s.indexer)
+}
+
+func (s indexSource[C]) String() string {
+	return fmt.Sprintf("childsetcr: %s on %v", ControllerField, reflect.TypeFor[C]())
+}
