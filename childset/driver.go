@@ -50,6 +50,7 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 			res, err := r.Reconcile(ctx, key)
 			return res.RequeueAfter, err
 		},
+		StaleCachePoll:        DefaultStaleCachePoll,
 		UnreachableBackoffCap: DefaultUnreachableBackoffCap,
 		DrainTimeout:          r.cfg.drainTimeout,
 		Clock:                 r.cfg.clock,

@@ -25,6 +25,9 @@ const (
 	DefaultWorkers = 5
 	// DefaultDrainTimeout bounds Controller's graceful stop (Drain).
 	DefaultDrainTimeout = 30 * time.Second
+	// DefaultStaleCachePoll is when an owner held by the read-your-writes
+	// guard (WithReadYourWrites) is looked at again.
+	DefaultStaleCachePoll = time.Second
 	// DefaultUnreachableBackoffCap caps Controller's retry delay after a
 	// sync failed because the API server could not be reached.
 	DefaultUnreachableBackoffCap = 30 * time.Second

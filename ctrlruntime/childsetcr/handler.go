@@ -8,20 +8,18 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 )
 
 // Queue is the work queue controller-runtime hands to event handlers.
-type Queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+type Queue = ctrlruntime.RequestQueue
 
 // ChildHandler is the event handler for the child kind. Each event feeds
 // the core's expectations through its Observe methods (a creation it sees
@@ -65,7 +63,7 @@ func (h *ChildHandler[O, C]) Create(ctx context.Context, e event.CreateEvent, q 
 		return
 	}
 	if key := h.core.ObserveAdd(child); key != "" {
-		enqueueKey(q, key, e.IsInInitialList)
+		ctrlruntime.EnqueueKey(q, key, e.IsInInitialList)
 		return
 	}
 	if isLiveOrphan(child) {
@@ -84,7 +82,7 @@ func (h *ChildHandler[O, C]) Update(ctx context.Context, e event.UpdateEvent, q 
 		return
 	}
 	for _, key := range h.core.ObserveUpdate(old, cur) {
-		enqueueKey(q, key, false)
+		ctrlruntime.EnqueueKey(q, key, false)
 	}
 	released := metav1.GetControllerOfNoCopy(old) != nil
 	if isLiveOrphan(cur) && (released || !maps.Equal(old.GetLabels(), cur.GetLabels())) {
@@ -105,7 +103,7 @@ func (h *ChildHandler[O, C]) Delete(ctx context.Context, e event.DeleteEvent, q 
 		return
 	}
 	if key := h.core.ObserveDelete(child); key != "" {
-		enqueueKey(q, key, false)
+		ctrlruntime.EnqueueKey(q, key, false)
 	}
 	if e.DeleteStateUnknown {
 		h.enqueueMatching(ctx, child, q, false)
@@ -120,7 +118,7 @@ func (h *ChildHandler[O, C]) Generic(ctx context.Context, e event.GenericEvent, 
 		return
 	}
 	if ref := metav1.GetControllerOfNoCopy(child); ref != nil {
-		enqueue(q, types.NamespacedName{Namespace: child.GetNamespace(), Name: ref.Name}, false)
+		ctrlruntime.Enqueue(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: child.GetNamespace(), Name: ref.Name}}, false)
 		return
 	}
 	if isLiveOrphan(child) {
@@ -150,7 +148,7 @@ func (h *ChildHandler[O, C]) enqueueMatching(ctx context.Context, child C, q Que
 		if err != nil || sel == nil || sel.Empty() || !sel.Matches(childLabels) {
 			continue
 		}
-		enqueue(q, types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}, initialList)
+		ctrlruntime.Enqueue(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}, initialList)
 	}
 }
 
@@ -193,28 +191,4 @@ func (*OwnerHandler[O, C]) Generic(context.Context, event.GenericEvent, Queue) {
 // deleted: the only kind of object an owner may adopt.
 func isLiveOrphan(obj client.Object) bool {
 	return metav1.GetControllerOfNoCopy(obj) == nil && obj.GetDeletionTimestamp() == nil
-}
-
-// enqueueKey enqueues the owner behind one of the core's work keys.
-func enqueueKey(q Queue, key string, initialList bool) {
-	namespace, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil || name == "" {
-		return
-	}
-	enqueue(q, types.NamespacedName{Namespace: namespace, Name: name}, initialList)
-}
-
-// enqueue adds an owner's request. Events of the informer's initial list go
-// in at controller-runtime's low priority when the queue has priorities, as
-// controller-runtime's own handlers do, so that after a restart real
-// changes are served before the owners every child of the initial list
-// names.
-func enqueue(q Queue, name types.NamespacedName, initialList bool) {
-	req := reconcile.Request{NamespacedName: name}
-	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok && initialList {
-		low := handler.LowPriority
-		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &low}, req)
-		return
-	}
-	q.Add(req)
 }

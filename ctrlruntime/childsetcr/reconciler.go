@@ -7,15 +7,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 )
 
 // Reconciler hosts childset's core as a controller-runtime
 // reconcile.Reconciler, so controller-runtime's controller (its queue and
 // priorities, warm-up, metrics, reconcile timeout and backoff) drives it as
 // any other. It adds nothing to the core's decisions: a request becomes the
-// core's "namespace/name" key, the core's RequeueAfter becomes
-// controller-runtime's, and an error goes back to controller-runtime, which
-// retries the request with its rate limiter.
+// core's "namespace/name" key and the core's answer controller-runtime's
+// (ctrlruntime.Result).
 type Reconciler[O, C client.Object] struct {
 	core *childset.Reconciler[O, C]
 }
@@ -34,22 +34,10 @@ func NewReconciler[O, C client.Object](core *childset.Reconciler[O, C]) *Reconci
 // the ones the handlers feed.
 func (r *Reconciler[O, C]) Core() *childset.Reconciler[O, C] { return r.core }
 
-// Reconcile syncs the owner req names.
+// Reconcile syncs the owner req names. An owner held by the
+// read-your-writes guard (childset.WithReadYourWrites) is polled after
+// childset.DefaultStaleCachePoll rather than failed.
 func (r *Reconciler[O, C]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := r.core.Reconcile(ctx, workKey(req.Namespace, req.Name))
-	if err != nil {
-		// controller-runtime ignores the result of a failed reconcile and
-		// backs off; returning the error is all it needs.
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
-}
-
-// workKey is the core's key for an owner: "namespace/name", or the name of
-// a cluster-scoped owner.
-func workKey(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
+	res, err := r.core.Reconcile(ctx, ctrlruntime.Key(req))
+	return ctrlruntime.Result(res.RequeueAfter, err, childset.DefaultStaleCachePoll)
 }

@@ -7,10 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 )
 
 // Handler is the event handler for objects owned by the tracker's kind. It
@@ -108,12 +109,7 @@ func enqueue(q workqueue.TypedRateLimitingInterface[reconcile.Request], namespac
 }
 
 func enqueueRequest(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request, initialList bool) {
-	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok && initialList {
-		low := handler.LowPriority
-		pq.AddWithOpts(priorityqueue.AddOpts{Priority: &low}, req)
-		return
-	}
-	q.Add(req)
+	ctrlruntime.Enqueue(q, req, initialList)
 }
 
 // isNil reports an event without an object. A typed nil pointer is a

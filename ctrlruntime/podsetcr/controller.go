@@ -2,7 +2,6 @@ package podsetcr
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -10,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/ctrlkit/ctrlkit/consistency"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -33,14 +32,8 @@ var _ reconcile.Reconciler = (*Controller[client.Object])(nil)
 // (podset.WithStaleCachePoll) rather than failed, so it neither feeds the
 // failure backoff nor draws on the rate limiter's shared bucket.
 func (c *Controller[O]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	res, err := c.core.Reconcile(ctx, req.String())
-	if errors.Is(err, consistency.ErrStaleCache) {
-		return reconcile.Result{RequeueAfter: c.core.StaleCachePoll()}, nil
-	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+	res, err := c.core.Reconcile(ctx, ctrlruntime.Key(req))
+	return ctrlruntime.Result(res.RequeueAfter, err, c.core.StaleCachePoll())
 }
 
 // Name is the controller's name: its work queue's name in the workqueue

@@ -4,16 +4,14 @@ import (
 	"context"
 
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
-// queue is the work queue controller-runtime hands its event handlers.
-type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+type queue = ctrlruntime.RequestQueue
 
 // PodHandler feeds pod events to podset: it records the creations and
 // deletions they fulfil and queues the owners they matter to, with
@@ -23,18 +21,18 @@ type PodHandler[O client.Object] struct{ core *podset.Controller[O] }
 
 // Create implements handler.EventHandler.
 func (h PodHandler[O]) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) {
-	add(q, h.core.ObservePodAdd(e.Object))
+	add(q, h.core.ObservePodAdd(e.Object), e.IsInInitialList)
 }
 
 // Update implements handler.EventHandler.
 func (h PodHandler[O]) Update(_ context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
-	add(q, h.core.ObservePodUpdate(e.ObjectOld, e.ObjectNew))
+	add(q, h.core.ObservePodUpdate(e.ObjectOld, e.ObjectNew), false)
 }
 
 // Delete implements handler.EventHandler. A deletion whose final state is
 // unknown is handed over as client-go's tombstone, as an informer would.
 func (h PodHandler[O]) Delete(_ context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
-	add(q, h.core.ObservePodDelete(tombstoneIf(e)))
+	add(q, h.core.ObservePodDelete(tombstoneIf(e)), false)
 }
 
 // Generic implements handler.EventHandler; a generic event says nothing
@@ -47,22 +45,22 @@ type OwnerHandler[O client.Object] struct{ core *podset.Controller[O] }
 
 // Create implements handler.EventHandler.
 func (h OwnerHandler[O]) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) {
-	add(q, h.core.ObserveOwnerAdd(e.Object))
+	add(q, h.core.ObserveOwnerAdd(e.Object), e.IsInInitialList)
 }
 
 // Update implements handler.EventHandler.
 func (h OwnerHandler[O]) Update(_ context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
-	add(q, h.core.ObserveOwnerUpdate(e.ObjectOld, e.ObjectNew))
+	add(q, h.core.ObserveOwnerUpdate(e.ObjectOld, e.ObjectNew), false)
 }
 
 // Delete implements handler.EventHandler.
 func (h OwnerHandler[O]) Delete(_ context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
-	add(q, h.core.ObserveOwnerDelete(tombstoneIf(e)))
+	add(q, h.core.ObserveOwnerDelete(tombstoneIf(e)), false)
 }
 
 // Generic implements handler.EventHandler: the owner is synced.
 func (h OwnerHandler[O]) Generic(_ context.Context, e event.TypedGenericEvent[client.Object], q queue) {
-	add(q, h.core.ObserveOwnerAdd(e.Object))
+	add(q, h.core.ObserveOwnerAdd(e.Object), false)
 }
 
 func tombstoneIf(e event.TypedDeleteEvent[client.Object]) any {
@@ -72,13 +70,10 @@ func tombstoneIf(e event.TypedDeleteEvent[client.Object]) any {
 	return e.Object
 }
 
-// add queues the owners behind podset's "namespace/name" keys.
-func add(q queue, keys []string) {
+// add queues the owners behind podset's keys; those an initial list names
+// go in at low priority (ctrlruntime.Enqueue).
+func add(q queue, keys []string, initialList bool) {
 	for _, key := range keys {
-		namespace, name, err := cache.SplitMetaNamespaceKey(key)
-		if err != nil {
-			continue
-		}
-		q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}})
+		ctrlruntime.EnqueueKey(q, key, initialList)
 	}
 }
