@@ -14,6 +14,8 @@
 // The sibling packages bring the rest of ctrlkit to controller-runtime:
 // podsetcr (the whole podset controller for a custom resource, run by the
 // manager under its leader election), expecthandler (expectations recorded
-// by event handlers and checked by a hand-written Reconcile) and crclient
-// (PodControl and a claim patcher over client.Client).
+// by event handlers and checked by a hand-written Reconcile), crclient
+// (PodControl and a claim patcher over client.Client) and simkit (a cache,
+// client and manager over simcluster, whose watches a test can hold to make
+// the cache lag).
 package ctrlruntime
