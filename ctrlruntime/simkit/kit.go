@@ -33,8 +33,8 @@ type Kit struct {
 	api     client.WithWatch
 	client  client.Client
 
-	started sync.Mutex
-	running bool
+	startMu sync.Mutex
+	running bool // Start was called
 }
 
 // New builds a simulated cluster that stores the kinds of scheme (which
@@ -114,21 +114,21 @@ func (k *Kit) HoldWatches(obj client.Object) (release func()) {
 // Start runs the cache until ctx is done and returns once its informers
 // have stopped, as a manager runs its cache. It may be called once.
 func (k *Kit) Start(ctx context.Context) error {
-	k.started.Lock()
+	k.startMu.Lock()
 	if k.running {
-		k.started.Unlock()
+		k.startMu.Unlock()
 		return errors.New("simkit: Start called twice")
 	}
 	k.running = true
-	k.started.Unlock()
+	k.startMu.Unlock()
 	return k.cache.Start(ctx)
 }
 
-// StartTest starts the cache for a test and returns a context that ends
-// with the test: at cleanup it is cancelled and the cache's informers have
-// stopped before the next cleanup runs, so goleak stays quiet. Informers of
-// the kinds the test reads start on first use and are synced before the
-// read returns.
+// StartTest starts the cache for a test and returns, once the cache runs, a
+// context that ends with the test: at cleanup it is cancelled and the
+// cache's informers have stopped before the next cleanup runs, so goleak
+// stays quiet. Informers of the kinds the test reads start on first use and
+// are synced before the read returns. A kit already started fails the test.
 func (k *Kit) StartTest(tb testing.TB) context.Context {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -140,5 +140,18 @@ func (k *Kit) StartTest(tb testing.TB) context.Context {
 			tb.Errorf("simkit: the cache stopped with %v", err)
 		}
 	})
+	// A read before the cache runs fails, so wait for it (or for Start to
+	// refuse at once). The waiter ends at cleanup if Start refused.
+	running := make(chan struct{})
+	go func() {
+		k.cache.WaitForCacheSync(ctx)
+		close(running)
+	}()
+	select {
+	case <-running:
+	case err := <-done:
+		done <- nil // reported here, not again at cleanup
+		tb.Fatalf("simkit: StartTest: %v", err)
+	}
 	return ctx
 }

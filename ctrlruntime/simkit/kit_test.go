@@ -9,13 +9,16 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/simkit"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 func ownerRef(name string) metav1.OwnerReference {
@@ -97,15 +100,15 @@ func TestCacheFollowsAndHolds(t *testing.T) {
 	u.SetGroupVersionKind(demoGV.WithKind("WorkerList"))
 	require.NoError(t, c.List(ctx, u))
 	assert.Len(t, u.Items, 1, "an unstructured informer started during the hold")
-	meta := &metav1.PartialObjectMetadataList{}
-	meta.SetGroupVersionKind(demoGV.WithKind("WorkerList"))
-	require.NoError(t, c.List(ctx, meta))
-	assert.Len(t, meta.Items, 1, "a metadata informer started during the hold")
+	partial := &metav1.PartialObjectMetadataList{}
+	partial.SetGroupVersionKind(demoGV.WithKind("WorkerList"))
+	require.NoError(t, c.List(ctx, partial))
+	assert.Len(t, partial.Items, 1, "a metadata informer started during the hold")
 
 	release()
 	eventuallyCached(ctx, t, c, 2)
 	require.Eventually(t, func() bool { return c.List(ctx, u) == nil && len(u.Items) == 2 }, 30*time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool { return c.List(ctx, meta) == nil && len(meta.Items) == 2 }, 30*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return c.List(ctx, partial) == nil && len(partial.Items) == 2 }, 30*time.Second, 5*time.Millisecond)
 	assert.Equal(t, "Worker", u.Items[0].GetKind())
 }
 
@@ -126,4 +129,48 @@ func TestStartTwiceAndUnknownKinds(t *testing.T) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(demoGV.WithKind("Unknown"))
 	assert.Panics(t, func() { kit.HoldWatches(u) })
+}
+
+// WithStatusSubresource gives a custom kind a status subresource, as a
+// CRD's subresources.status: Update leaves the status alone, Status().Update
+// writes only it.
+func TestStatusSubresource(t *testing.T) {
+	kit, err := simkit.New(newScheme(), simkit.WithStatusSubresource(&WorkerSet{}))
+	require.NoError(t, err)
+	ctx := kit.StartTest(t)
+	c := kit.Client()
+	set := &WorkerSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Spec: WorkerSetSpec{Replicas: 1}}
+	require.NoError(t, c.Create(ctx, set))
+
+	set.Status.Replicas = 2
+	require.NoError(t, c.Status().Update(ctx, set))
+	set.Spec.Replicas = 5
+	set.Status.Replicas = 7
+	require.NoError(t, c.Update(ctx, set))
+
+	var stored WorkerSet
+	require.NoError(t, kit.APIReader().Get(ctx, client.ObjectKeyFromObject(set), &stored))
+	assert.Equal(t, int32(5), stored.Spec.Replicas)
+	assert.Equal(t, int32(2), stored.Status.Replicas, "Update does not write the status")
+}
+
+// Cluster-scoped kinds are read from the cache by name alone: client-go's
+// (the cluster's nodes) and custom ones declared with WithClusterScoped.
+func TestClusterScopedKinds(t *testing.T) {
+	kit, err := simkit.New(newScheme(), simkit.WithClusterOptions(simcluster.WithNodes(2)),
+		simkit.WithClusterScoped(schema.GroupKind{Group: demoGV.Group, Kind: "WorkerSet"}))
+	require.NoError(t, err)
+	ctx := kit.StartTest(t)
+	var nodes corev1.NodeList
+	require.NoError(t, kit.Client().List(ctx, &nodes))
+	assert.Len(t, nodes.Items, 2)
+	require.NoError(t, kit.Client().Get(ctx, client.ObjectKey{Name: kit.Cluster().Nodes()[0]}, &corev1.Node{}))
+
+	mapping, err := kit.RESTMapper().RESTMapping(schema.GroupKind{Group: demoGV.Group, Kind: "WorkerSet"})
+	require.NoError(t, err)
+	assert.Equal(t, meta.RESTScopeNameRoot, mapping.Scope.Name())
+	mapping, err = kit.RESTMapper().RESTMapping(schema.GroupKind{Group: demoGV.Group, Kind: "Worker"})
+	require.NoError(t, err)
+	assert.Equal(t, meta.RESTScopeNameNamespace, mapping.Scope.Name())
+	assert.Equal(t, "workers", mapping.Resource.Resource)
 }

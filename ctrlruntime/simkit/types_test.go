@@ -19,11 +19,16 @@ var (
 type WorkerSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              WorkerSetSpec `json:"spec"`
+	Spec              WorkerSetSpec   `json:"spec"`
+	Status            WorkerSetStatus `json:"status,omitempty"`
 }
 
 type WorkerSetSpec struct {
 	Replicas int32 `json:"replicas"`
+}
+
+type WorkerSetStatus struct {
+	Replicas int32 `json:"replicas,omitempty"`
 }
 
 func (s *WorkerSet) DeepCopyObject() runtime.Object {
