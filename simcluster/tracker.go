@@ -3,7 +3,7 @@ package simcluster
 import (
 	"fmt"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -120,7 +120,12 @@ func (t *apiTracker) dispatch(gvr schema.GroupVersionResource, namespace, name s
 		// opened during the hold must be handed all of them.
 		if keep := t.keepFromLocked(); keep >= 0 {
 			// The log is in resourceVersion order.
-			firstHeld := sort.Search(len(t.log), func(i int) bool { return t.log[i].rv > keep })
+			firstHeld, _ := slices.BinarySearchFunc(t.log, keep, func(e loggedEvent, keep int64) int {
+				if e.rv <= keep {
+					return -1
+				}
+				return 1
+			})
 			dropped = min(dropped, firstHeld)
 		}
 		if dropped > 0 {
