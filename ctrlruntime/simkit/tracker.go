@@ -18,7 +18,10 @@ import (
 // cluster checks and assigns resourceVersions itself, in one step with the
 // write. So Update hands the cluster the version the caller read (one
 // less), which the cluster checks again, atomically, and replaces with its
-// own. Everything else passes through.
+// own. Everything else passes through. One consequence: an unconditional
+// update (no resourceVersion, for the kinds that allow it) that races with
+// another writer between the fake client's read and the write conflicts,
+// where an apiserver would apply it; retry it as any update.
 type clusterTracker struct {
 	k8stesting.ObjectTracker
 }
