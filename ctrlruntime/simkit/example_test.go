@@ -27,7 +27,12 @@ func Example() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- kit.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Println(err)
+		}
+	}()
 
 	c := kit.Client()
 	var pods corev1.PodList
