@@ -12,10 +12,13 @@
 // metrics.Registry, so nothing is registered twice.
 //
 // The sibling packages bring the rest of ctrlkit to controller-runtime:
-// podsetcr (the whole podset controller for a custom resource, run by the
-// manager under its leader election), childsetcr (childset, children of any
-// kind, as a reconcile.Reconciler registered with controller-runtime's own
-// builder), expecthandler (expectations recorded by event handlers and
-// checked by a hand-written Reconcile) and crclient (PodControl and a claim
-// patcher over client.Client).
+// podsetcr (the whole podset controller for a custom resource, registered
+// with the manager's builder as a plain reconcile.Reconciler), childsetcr (childset,
+// children of any kind, registered the same way), expecthandler
+// (expectations recorded by event handlers and checked by a hand-written
+// Reconcile), crclient (PodControl and a claim patcher over client.Client)
+// and simkit (a cache, client and manager over simcluster, whose watches a
+// test can hold to make the cache lag). requests.go is the one translation
+// between ctrlkit's owner keys and results and controller-runtime's
+// requests that they share.
 package ctrlruntime

@@ -9,10 +9,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
@@ -36,6 +38,7 @@ type Cluster struct {
 	clock     clock.Clock
 	scheduler bool
 	kubelet   bool
+	scheme    *runtime.Scheme // nil: client-go's kinds only
 	started   sync.Once
 }
 
@@ -77,16 +80,44 @@ func WithKubelet(enabled bool) Option {
 	return func(c *Cluster) { c.kubelet = enabled }
 }
 
+// WithScheme makes the cluster store the kinds of s besides client-go's,
+// such as custom resources as typed structs (or as unstructured.Unstructured
+// registered under their kind, with an UnstructuredList under the kind plus
+// "List"). s must hold client-go's kinds too
+// (k8s.io/client-go/kubernetes/scheme.AddToScheme): a nil s or one without
+// them panics. Objects of a custom kind are stored under the resource
+// meta.UnsafeGuessKindToResource gives (Worker: "workers"), as the client-go
+// and controller-runtime fakes name them. The clientset's own Tracker is
+// then not the store; Cluster.Tracker is.
+func WithScheme(s *runtime.Scheme) Option {
+	if s == nil {
+		panic("simcluster: WithScheme: nil scheme")
+	}
+	if !s.Recognizes(v1.SchemeGroupVersion.WithKind("Pod")) || !s.Recognizes(v1.SchemeGroupVersion.WithKind("NodeList")) {
+		panic("simcluster: WithScheme: the scheme lacks client-go's kinds; add k8s.io/client-go/kubernetes/scheme.AddToScheme to it")
+	}
+	return func(c *Cluster) { c.scheme = s }
+}
+
 // New builds an empty cluster with its fake nodes registered. Nothing runs
 // until Run is called; the API is usable at once.
 func New(opts ...Option) *Cluster {
 	c := &Cluster{nodes: nodeNames(DefaultNodes), delay: DefaultStartupDelay, clock: clock.RealClock{},
 		scheduler: true, kubelet: true}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
 	cs := fake.NewSimpleClientset()
-	t := newAPITracker(cs.Tracker(), c.clock.Now)
+	store, s := cs.Tracker(), clientgoscheme.Scheme
+	if c.scheme != nil {
+		// The clientset's own store only knows client-go's kinds; custom
+		// resources need a store over the caller's scheme.
+		s = c.scheme
+		store = k8stesting.NewObjectTracker(s, serializer.NewCodecFactory(s).UniversalDecoder())
+	}
+	t := newAPITracker(store, s, c.clock.Now)
 	// Prepending puts the apiserver-like tracker in front of the plain one,
 	// for every verb and for watches, which it serves itself.
 	cs.PrependReactor("*", "*", k8stesting.ObjectReaction(t))
@@ -112,9 +143,16 @@ func New(opts ...Option) *Cluster {
 	return c
 }
 
+// Tracker is the apiserver-like store behind Client: writes through it get
+// generated names, UIDs, resourceVersions and validation, and reach watches
+// (held ones included) as Client's do. Give it to another fake client to
+// share the cluster, such as controller-runtime's (see ctrlruntime/simkit).
+func (c *Cluster) Tracker() k8stesting.ObjectTracker { return c.tracker }
+
 // Client is the cluster's API. It is a *fake.Clientset, so tests can add
 // reactors and inspect actions. Its Tracker method returns the plain tracker
-// underneath; seed objects through Add instead. Writes made straight to the
+// underneath (with WithScheme, a tracker nothing reads: Cluster.Tracker is
+// the store); seed objects through Add instead. Writes made straight to the
 // plain tracker are not validated; they do reach watches, relayed one at a time and given a
 // resourceVersion as they are relayed; an update through the client that
 // read the object before such a write conflicts with it, as on a real

@@ -16,6 +16,13 @@
 //     with 422 Invalid on metadata.ownerReferences, on create, update, patch
 //     and Cluster.Add alike, as the apiserver's metadata validation does.
 //
+// HoldWatches makes a test's informer cache lag: the watch events of one
+// resource wait until the release while writes and direct reads go on, and
+// an informer that relists meanwhile sees the state from before the hold.
+// WithScheme stores custom resources too, and Tracker shares the store with
+// another fake client (ctrlruntime/simkit builds controller-runtime's cache
+// and client over it).
+//
 // Run starts the scheduler, which binds each new pod to a node, and the
 // kubelet, which marks bound pods Running and Ready after a startup delay;
 // WithScheduler and WithKubelet turn either off, WithClock puts a fake clock

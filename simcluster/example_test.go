@@ -61,3 +61,31 @@ func ExampleCluster_Run() {
 	// sim-node-1 Running
 	// <nil>
 }
+
+// A held resource simulates a lagging informer cache: the write succeeds
+// and reads see it, but watches get its event only on release.
+func ExampleCluster_HoldWatches() {
+	ctx := context.Background()
+	c := simcluster.New(simcluster.WithNodes(0))
+	pods := c.Client().CoreV1().Pods("default")
+	w, _ := pods.Watch(ctx, metav1.ListOptions{})
+	defer w.Stop()
+
+	release := c.HoldWatches(v1.SchemeGroupVersion.WithResource("pods"))
+	_, _ = pods.Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0"}}, metav1.CreateOptions{})
+	_, err := pods.Get(ctx, "web-0", metav1.GetOptions{})
+	fmt.Println("readable:", err == nil)
+	select {
+	case <-w.ResultChan():
+		fmt.Println("event during the hold")
+	case <-time.After(50 * time.Millisecond):
+		fmt.Println("no event during the hold")
+	}
+	release()
+	e := <-w.ResultChan()
+	fmt.Println(e.Type, e.Object.(*v1.Pod).Name)
+	// Output:
+	// readable: true
+	// no event during the hold
+	// ADDED web-0
+}

@@ -3,6 +3,7 @@ package simcluster
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -50,7 +50,8 @@ type loggedEvent struct {
 type apiTracker struct {
 	k8stesting.ObjectTracker
 
-	now func() time.Time
+	now    func() time.Time
+	scheme *runtime.Scheme // the kinds the store knows, to name what Add is given
 
 	mu       sync.Mutex
 	rv       int64
@@ -62,6 +63,9 @@ type apiTracker struct {
 	// for writes made straight to it (fake.Clientset.Tracker()) that never
 	// pass through this tracker.
 	feeders map[schema.GroupVersionResource]*feeder
+	// holds are the resources whose watch delivery is held back
+	// (Cluster.HoldWatches).
+	holds map[schema.GroupVersionResource]*watchHold
 }
 
 // feeder relays the plain tracker's events for one kind while that kind is
@@ -72,13 +76,15 @@ type feeder struct {
 	done    chan struct{}
 }
 
-func newAPITracker(inner k8stesting.ObjectTracker, now func() time.Time) *apiTracker {
+func newAPITracker(inner k8stesting.ObjectTracker, s *runtime.Scheme, now func() time.Time) *apiTracker {
 	return &apiTracker{
 		ObjectTracker: inner,
 		now:           now,
+		scheme:        s,
 		current:       map[schema.GroupVersionResource]map[types.NamespacedName]runtime.Object{},
 		watchers:      map[*relayWatcher]struct{}{},
 		feeders:       map[schema.GroupVersionResource]*feeder{},
+		holds:         map[schema.GroupVersionResource]*watchHold{},
 	}
 }
 
@@ -110,8 +116,22 @@ func (t *apiTracker) dispatch(gvr schema.GroupVersionResource, namespace, name s
 	t.log = append(t.log, loggedEvent{rv: t.rv, gvr: gvr, namespace: namespace, eventType: eventType, object: obj})
 	if len(t.log) > 2*eventHistory {
 		dropped := len(t.log) - eventHistory
-		t.oldestRV = t.log[dropped-1].rv
-		t.log = append([]loggedEvent(nil), t.log[dropped:]...)
+		// Events a hold still keeps back stay, however many: a watch
+		// opened during the hold must be handed all of them.
+		if keep := t.keepFromLocked(); keep >= 0 {
+			// The log is in resourceVersion order.
+			firstHeld, _ := slices.BinarySearchFunc(t.log, keep, func(e loggedEvent, keep int64) int {
+				if e.rv <= keep {
+					return -1
+				}
+				return 1
+			})
+			dropped = min(dropped, firstHeld)
+		}
+		if dropped > 0 {
+			t.oldestRV = t.log[dropped-1].rv
+			t.log = append([]loggedEvent(nil), t.log[dropped:]...)
+		}
 	}
 	for w := range t.watchers {
 		if w.wants(gvr, namespace) {
@@ -125,7 +145,7 @@ func (t *apiTracker) dispatch(gvr schema.GroupVersionResource, namespace, name s
 // resourceVersion and open watches see it added. An object no apiserver
 // would store (more than one controller reference) is refused.
 func (t *apiTracker) Add(obj runtime.Object) error {
-	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	gvks, _, err := t.scheme.ObjectKinds(obj)
 	if err != nil {
 		return fmt.Errorf("simulated apiserver: add: %w", err)
 	}
@@ -135,7 +155,7 @@ func (t *apiTracker) Add(obj runtime.Object) error {
 	if err != nil {
 		return fmt.Errorf("simulated apiserver: add: %w", err)
 	}
-	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+	if err := validateOwnerReferences(t.scheme, obj, m, gvr); err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -182,7 +202,7 @@ func (t *apiTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object,
 	}
 	// Validated after the name is generated, as the apiserver does, so the
 	// error names the object.
-	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+	if err := validateOwnerReferences(t.scheme, obj, m, gvr); err != nil {
 		return err
 	}
 	m.SetUID(uuid.NewUUID())
@@ -244,7 +264,7 @@ func (t *apiTracker) updateLocked(gvr schema.GroupVersionResource, obj runtime.O
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	// The apiserver checks the resourceVersion first and validates after.
-	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+	if err := validateOwnerReferences(t.scheme, obj, m, gvr); err != nil {
 		return err
 	}
 	// Identity fields are owned by the server, never by the writer.
@@ -273,7 +293,7 @@ func (t *apiTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, 
 	if ns == "" {
 		ns = m.GetNamespace()
 	}
-	if err := validateOwnerReferences(obj, m, gvr); err != nil {
+	if err := validateOwnerReferences(t.scheme, obj, m, gvr); err != nil {
 		return err
 	}
 	m.SetResourceVersion(t.nextResourceVersion())
@@ -314,9 +334,16 @@ func (t *apiTracker) Delete(gvr schema.GroupVersionResource, ns, name string, op
 
 // List returns the objects with the list's resourceVersion set to the
 // cluster's current one, so an informer's watch resumes right after it.
+// While gvr is held, a list with resourceVersion "0" (what a reflector
+// sends first, which an apiserver serves from its watch cache) is served
+// from the state watches have seen instead: see Cluster.HoldWatches.
 func (t *apiTracker) List(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, ns string, opts ...metav1.ListOptions) (runtime.Object, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if h := t.holds[gvr]; h != nil && len(opts) > 0 && opts[0].ResourceVersion == "0" {
+		t.catchUp(gvr)
+		return t.heldListLocked(h, gvr, gvk, ns)
+	}
 	list, err := t.ObjectTracker.List(gvr, gvk, ns, opts...)
 	if err != nil {
 		return nil, err
@@ -331,6 +358,9 @@ func (t *apiTracker) List(gvr schema.GroupVersionResource, gvk schema.GroupVersi
 // or "0" resourceVersion it starts with an Added event for every existing
 // object, as the apiserver does; with a later one it replays what happened
 // since, or fails with 410 Gone when that is older than the kept history.
+// While gvr is held, an empty or "0" resourceVersion starts from the state
+// when the hold began, and every event since waits for the release (see
+// Cluster.HoldWatches).
 func (t *apiTracker) Watch(gvr schema.GroupVersionResource, ns string, opts ...metav1.ListOptions) (watch.Interface, error) {
 	var from string
 	if len(opts) > 0 {
@@ -339,8 +369,17 @@ func (t *apiTracker) Watch(gvr schema.GroupVersionResource, ns string, opts ...m
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := newRelayWatcher(gvr, ns, t.unregister)
+	h := t.holds[gvr]
+	replayAfter := int64(-1) // replay the logged events after this resourceVersion
 	if from == "" || from == "0" {
-		for key, obj := range t.current[gvr] {
+		state := t.current[gvr]
+		if h != nil {
+			// What a watch cache has: the state when the hold began;
+			// the events since follow it, held.
+			t.catchUp(gvr)
+			state, replayAfter = h.view, h.from
+		}
+		for key, obj := range state {
 			if ns == "" || key.Namespace == ns {
 				w.push(watch.Added, obj)
 			}
@@ -355,11 +394,21 @@ func (t *apiTracker) Watch(gvr schema.GroupVersionResource, ns string, opts ...m
 			w.stopLocked()
 			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, t.oldestRV))
 		}
+		replayAfter = rv
+	}
+	if replayAfter >= 0 {
 		for _, e := range t.log {
-			if e.rv > rv && w.wants(e.gvr, e.namespace) {
+			if h != nil && e.rv > h.from {
+				// Events from the hold on wait for its release.
+				w.hold()
+			}
+			if e.rv > replayAfter && w.wants(e.gvr, e.namespace) {
 				w.push(e.eventType, e.object)
 			}
 		}
+	}
+	if h != nil {
+		w.hold()
 	}
 	if err := t.follow(gvr); err != nil {
 		w.stopLocked()

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // validateOwnerReferences refuses what a real apiserver's metadata validation
@@ -17,7 +16,7 @@ import (
 // controller, and adoption and orphaning logic is built on that; a simulated
 // store that kept two would let a test pass on a state no cluster can reach.
 // The error is the apiserver's: 422 Invalid on metadata.ownerReferences.
-func validateOwnerReferences(obj runtime.Object, m metav1.Object, gvr schema.GroupVersionResource) error {
+func validateOwnerReferences(s *runtime.Scheme, obj runtime.Object, m metav1.Object, gvr schema.GroupVersionResource) error {
 	refs := m.GetOwnerReferences()
 	first := ""
 	for _, ref := range refs {
@@ -30,18 +29,18 @@ func validateOwnerReferences(obj runtime.Object, m metav1.Object, gvr schema.Gro
 			continue
 		}
 		detail := fmt.Sprintf("Only one reference can have Controller set to true. Found \"true\" in references for %s and %s", first, this)
-		return apierrors.NewInvalid(groupKindOf(obj, gvr), m.GetName(), field.ErrorList{
+		return apierrors.NewInvalid(groupKindOf(s, obj, gvr), m.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "ownerReferences"), refs, detail),
 		})
 	}
 	return nil
 }
 
-// groupKindOf names obj's kind for an error: from the client-go scheme for
-// built-in types, else from the object's own type metadata, else from the
-// resource it was written to.
-func groupKindOf(obj runtime.Object, gvr schema.GroupVersionResource) schema.GroupKind {
-	if gvks, _, err := scheme.Scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
+// groupKindOf names obj's kind for an error: from the cluster's scheme for
+// the types it knows, else from the object's own type metadata, else from
+// the resource it was written to.
+func groupKindOf(s *runtime.Scheme, obj runtime.Object, gvr schema.GroupVersionResource) schema.GroupKind {
+	if gvks, _, err := s.ObjectKinds(obj); err == nil && len(gvks) > 0 {
 		return gvks[0].GroupKind()
 	}
 	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {

@@ -23,6 +23,10 @@ type relayWatcher struct {
 
 	mu    sync.Mutex
 	queue []watch.Event
+	// While holding, events wait in held instead of queue; release moves
+	// them to queue in order (Cluster.HoldWatches).
+	holding bool
+	held    []watch.Event
 
 	stopOnce   sync.Once
 	unregister func(*relayWatcher)
@@ -48,11 +52,40 @@ func (w *relayWatcher) wants(gvr schema.GroupVersionResource, namespace string) 
 	return w.gvr == gvr && (w.namespace == "" || w.namespace == namespace)
 }
 
-// push queues an event; it never blocks.
+// push queues an event, or holds it back while the watch is holding; it
+// never blocks.
 func (w *relayWatcher) push(eventType watch.EventType, obj runtime.Object) {
+	e := watch.Event{Type: eventType, Object: obj.DeepCopyObject()}
 	w.mu.Lock()
-	w.queue = append(w.queue, watch.Event{Type: eventType, Object: obj.DeepCopyObject()})
+	if w.holding {
+		w.held = append(w.held, e)
+		w.mu.Unlock()
+		return
+	}
+	w.queue = append(w.queue, e)
 	w.mu.Unlock()
+	w.wakeUp()
+}
+
+// hold makes later events wait until release.
+func (w *relayWatcher) hold() {
+	w.mu.Lock()
+	w.holding = true
+	w.mu.Unlock()
+}
+
+// release sends the held events, in the order they were pushed, after
+// whatever was queued before the hold, and stops holding.
+func (w *relayWatcher) release() {
+	w.mu.Lock()
+	w.holding = false
+	w.queue = append(w.queue, w.held...)
+	w.held = nil
+	w.mu.Unlock()
+	w.wakeUp()
+}
+
+func (w *relayWatcher) wakeUp() {
 	select {
 	case w.wake <- struct{}{}:
 	default:

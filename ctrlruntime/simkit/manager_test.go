@@ -1,0 +1,79 @@
+package simkit_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// A manager over the kit runs a controller built with controller-runtime's
+// builder on the kit's cache: with the Worker watch held, every update of
+// the WorkerSet is a reconcile on a cache that shows none of the Workers
+// already made, and the naive reconciler makes replicas more each time.
+func TestManagerRunsControllersOnTheKit(t *testing.T) {
+	kit := newKit(t)
+	mgr, err := kit.NewManager(manager.Options{})
+	require.NoError(t, err)
+	var reconciles atomic.Int32
+	naive := naiveReconciler(mgr.GetClient(), mgr.GetScheme())
+	counted := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		defer reconciles.Add(1)
+		return naive(ctx, req)
+	})
+	require.NoError(t, builder.ControllerManagedBy(mgr).For(&WorkerSet{}).Owns(&Worker{}).
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).Complete(counted))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
+
+	release := kit.HoldWatches(&Worker{})
+	set := &WorkerSet{ObjectMeta: metav1.ObjectMeta{Namespace: trainKey.Namespace, Name: trainKey.Name},
+		Spec: WorkerSetSpec{Replicas: replicas}}
+	require.NoError(t, mgr.GetClient().Create(ctx, set))
+	for pass := int32(1); pass <= passes; pass++ {
+		require.Eventually(t, func() bool { return reconciles.Load() >= pass }, 30*time.Second, 5*time.Millisecond,
+			"reconcile %d never ran", pass)
+		if pass == passes {
+			break
+		}
+		// Wait until the cache has the WorkerSet as written, so the update
+		// below does not conflict, then touch it: one more event.
+		require.Eventually(t, func() bool {
+			var cached WorkerSet
+			return mgr.GetClient().Get(ctx, trainKey, &cached) == nil && cached.ResourceVersion == set.ResourceVersion
+		}, 30*time.Second, 5*time.Millisecond)
+		set.Annotations = map[string]string{"touched": strconv.Itoa(int(pass))}
+		require.NoError(t, mgr.GetClient().Update(ctx, set))
+	}
+	var workers WorkerList
+	require.NoError(t, kit.APIReader().List(ctx, &workers))
+	t.Logf("manager, naive reconciler: %d Workers for replicas %d after %d reconciles on a lagging cache",
+		len(workers.Items), replicas, reconciles.Load())
+	assert.Greater(t, len(workers.Items), replicas)
+	release()
+	// The Worker events that now arrive trigger more reconciles, on a cache
+	// that shows some of the Workers so far, so the naive reconciler may
+	// make more yet: wait for the cache to show what the cluster has.
+	require.Eventually(t, func() bool {
+		var cached, live WorkerList
+		return mgr.GetClient().List(ctx, &cached) == nil && kit.APIReader().List(ctx, &live) == nil &&
+			len(cached.Items) == len(live.Items) && len(live.Items) >= len(workers.Items)
+	}, 30*time.Second, 5*time.Millisecond, "the cache catches up after the release")
+}
