@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/ctrlkit/ctrlkit/childset"
 )
 
@@ -189,6 +191,21 @@ func TestRolloutPlanEmpty(t *testing.T) {
 			t.Errorf("%+v is empty", p)
 		}
 	}
+}
+
+func ExampleRollingUpdate_Bounds() {
+	surge, unavailable := intstr.FromString("50%"), intstr.FromInt32(0)
+	for _, replicas := range []int32{0, 1, 3} {
+		b, err := childset.RollingUpdate{MaxSurge: &surge, MaxUnavailable: &unavailable}.Bounds(replicas)
+		fmt.Printf("%d replicas: %+v %v\n", replicas, b, err)
+	}
+	_, err := childset.RollingUpdate{MaxUnavailable: &unavailable, MaxSurge: &unavailable}.Bounds(3)
+	fmt.Println(err)
+	// Output:
+	// 0 replicas: {MaxSurge:0 MaxUnavailable:0} <nil>
+	// 1 replicas: {MaxSurge:1 MaxUnavailable:0} <nil>
+	// 3 replicas: {MaxSurge:2 MaxUnavailable:0} <nil>
+	// invalid rolling update: maxSurge and maxUnavailable may not both be 0
 }
 
 func ExamplePlanRollout() {

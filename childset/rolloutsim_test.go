@@ -20,9 +20,9 @@ import (
 // adds no more children and removes no more available ones) and after each
 // single completion.
 func TestPlanRolloutSimulated(t *testing.T) {
-	trials := 3000
+	trials := 10_000
 	if testing.Short() {
-		trials = 300
+		trials = 1000
 	}
 	for _, indexed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("indexed=%v", indexed), func(t *testing.T) {
