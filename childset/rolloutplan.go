@@ -140,7 +140,7 @@ func newRolloutBudget(s RolloutState) rolloutBudget {
 	return rolloutBudget{
 		replicas: replicas,
 		keep:     min(max(int(s.Partition), 0), replicas),
-		room:     min(max(replicas+surge-len(s.Children), 0), burst),
+		room:     int(min(max(int64(replicas)+int64(surge)-int64(len(s.Children)), 0), int64(burst))), // int64: replicas+surge passes 2^31
 		margin:   max(available-(replicas-unavailable), 0),
 		burst:    burst,
 	}

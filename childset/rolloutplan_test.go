@@ -2,6 +2,7 @@ package childset_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -87,6 +88,9 @@ func TestPlanRolloutInterchangeable(t *testing.T) {
 			[]childset.RolloutChild{updAv(), oldAv()},
 			childset.RolloutPlan{Delete: []int{1, 0}}},
 		{"burst caps creations", 1000, rolloutBounds(250, 250), 0, 10,
+			nil,
+			childset.RolloutPlan{CreateUpdated: 10}},
+		{"room beyond int32", math.MaxInt32, rolloutBounds(math.MaxInt32, 0), 0, 10,
 			nil,
 			childset.RolloutPlan{CreateUpdated: 10}},
 		{"burst caps deletions, unavailable first", 0, rolloutBounds(0, 0), 0, 2,
