@@ -41,6 +41,11 @@
 //     eviction to the upstream side: the difference is modelled, not skipped.
 //   - ClaimPods, DeleteOwnerRefPatch: the claim decisions and every patch,
 //     byte for byte.
+//   - RollingUpdateBounds: childset.RollingUpdate.Bounds against a
+//     Deployment with the same strategy through upstream's defaulting,
+//     validation, ResolveFenceposts, MaxSurge and MaxUnavailable: ints,
+//     percentages (0%, 100%, above 100%, malformed), odd replicas; errors
+//     by presence (plus a fuzz target).
 //   - CalculateStatus, UpdateReplicaSetStatus, SlowStartBatch: upstream's
 //     unexported calculateStatus, updateReplicaSetStatus (against the same
 //     faulty fake clientset on both sides) and slowStartBatch, reached through

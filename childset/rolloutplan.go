@@ -1,0 +1,287 @@
+package childset
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// RolloutChild is what PlanRollout knows of one child.
+type RolloutChild struct {
+	// Index is the child's index in indexed mode (see IndexLabel), -1
+	// when it has none; interchangeable mode ignores it.
+	Index int
+	// Updated reports that the child is at the update revision; any other
+	// revision is old.
+	Updated bool
+	// Available reports that the child is available (the Kind decides,
+	// minReadySeconds included). A child being deleted never counts as
+	// available, whatever this says.
+	Available bool
+	// Deleting reports that the child is being deleted (it has a deletion
+	// timestamp): it still exists and holds its name, but is not live.
+	Deleting bool
+}
+
+// RolloutState is the input of PlanRollout: an owner's wanted number of
+// children, its resolved bounds and partition, and every child it has,
+// those being deleted included.
+type RolloutState struct {
+	Replicas  int32
+	Bounds    RolloutBounds
+	Partition int32
+	Indexed   bool
+	// Burst caps the creations, and separately the deletions, of one pass;
+	// 0 means DefaultBurstReplicas.
+	Burst int
+	// Children in deletion order (interchangeable mode): the first of
+	// children otherwise alike is deleted first, so pass them sorted by
+	// the deletion order (DefaultOrder or yours). Indexed mode orders by
+	// index and uses this order only between children of one index.
+	Children []RolloutChild
+}
+
+// RolloutPlan is what one pass does. Deletions and creations may both be
+// asked for at once; together they keep the bounds whichever completes
+// first.
+type RolloutPlan struct {
+	// CreateUpdated and CreateCurrent are the children to create at the
+	// update revision and at the current (old) revision, in
+	// interchangeable mode.
+	CreateUpdated, CreateCurrent int
+	// CreateUpdatedIndices and CreateCurrentIndices are the indices to
+	// create at either revision, in indexed mode, lowest first.
+	CreateUpdatedIndices, CreateCurrentIndices []int
+	// Delete holds positions in RolloutState.Children, in the order to
+	// delete them.
+	Delete []int
+}
+
+// Empty reports that the pass does nothing: the rollout is complete, or
+// it waits for children to become available or to go away.
+func (p RolloutPlan) Empty() bool {
+	return p.CreateUpdated == 0 && p.CreateCurrent == 0 &&
+		len(p.CreateUpdatedIndices) == 0 && len(p.CreateCurrentIndices) == 0 && len(p.Delete) == 0
+}
+
+// PlanRollout decides one pass of a rolling update (a scale up or down
+// included). It is pure: the caller performs the plan, waits until its
+// informer shows the result (expectations), and plans again.
+//
+// Whichever of the plan's writes completes first, and whenever children
+// become available, the pass keeps these invariants, with R the wanted
+// replicas and every count taken over all the owner's children:
+//
+//   - children, those being deleted included, ≤ R + MaxSurge: creations
+//     fill only the room left, and a child being deleted still takes room
+//     until it is gone (a quota counts it; an indexed child holds its name);
+//   - available children (not being deleted) ≥ R − MaxUnavailable, unless
+//     they were fewer already, in which case no available child is
+//     deleted: deleting an unavailable child costs nothing, so those go
+//     first, and available ones only while the margin lasts;
+//   - the partition: see below; old children beyond it go before updated
+//     ones, and a child is never rolled back from the update revision.
+//
+// Interchangeable mode (Partition as OpenKruise CloneSet's): Partition is
+// the number of children kept at an old revision, so the update stops at
+// R − Partition updated children. A missing child is created at the
+// current revision while fewer than Partition old children remain, at the
+// update revision otherwise. Excess children are deleted old first, then
+// updated; within a revision unavailable first, then in the given order.
+//
+// Indexed mode (as StatefulSet's RollingUpdate with podManagementPolicy
+// Parallel and maxUnavailable): the children at indices below Partition
+// stay as they are, and a missing one is created at the current revision;
+// the others are replaced in place of their index, an old child deleted
+// first and its index created again at the update revision once the name
+// is free, unavailable children first, then the highest index first.
+// Children holding no wanted index (none, ≥ R, or a second holder of an
+// index) are deleted before any replacement. Since an index has one name,
+// MaxSurge cannot add children: it only lets missing indices be created
+// while unwanted children are still being deleted. MaxUnavailable counts
+// as at least 1 when R > 0, as in StatefulSet, or no replacement could
+// ever start. Unlike StatefulSet, unavailable old children are replaced
+// whatever the budget, so a broken revision never blocks the update that
+// fixes it.
+func PlanRollout(s RolloutState) RolloutPlan {
+	b := newRolloutBudget(s)
+	if s.Indexed {
+		return planIndexed(s.Children, b)
+	}
+	return planInterchangeable(s.Children, b)
+}
+
+// rolloutBudget holds the pass's limits, derived once from the state.
+type rolloutBudget struct {
+	replicas int
+	keep     int // children kept at the current revision
+	room     int // creations allowed, burst included
+	margin   int // available children that may be deleted
+	burst    int
+}
+
+func newRolloutBudget(s RolloutState) rolloutBudget {
+	replicas := max(int(s.Replicas), 0)
+	surge := max(int(s.Bounds.MaxSurge), 0)
+	unavailable := max(int(s.Bounds.MaxUnavailable), 0)
+	if s.Indexed && replicas > 0 {
+		unavailable = max(unavailable, 1)
+	}
+	burst := s.Burst
+	if burst <= 0 {
+		burst = DefaultBurstReplicas
+	}
+	available := 0
+	for _, c := range s.Children {
+		if isAvailable(c) {
+			available++
+		}
+	}
+	return rolloutBudget{
+		replicas: replicas,
+		keep:     min(max(int(s.Partition), 0), replicas),
+		room:     int(min(max(int64(replicas)+int64(surge)-int64(len(s.Children)), 0), int64(burst))), // int64: replicas+surge passes 2^31
+		margin:   max(available-(replicas-unavailable), 0),
+		burst:    burst,
+	}
+}
+
+func isAvailable(c RolloutChild) bool { return c.Available && !c.Deleting }
+
+// planInterchangeable aims at keep old children (fewer if there are fewer
+// and no free slot to create one in) and the rest updated.
+func planInterchangeable(children []RolloutChild, b rolloutBudget) RolloutPlan {
+	var old, updated []int
+	for i, c := range children {
+		switch {
+		case c.Deleting:
+		case c.Updated:
+			updated = append(updated, i)
+		default:
+			old = append(old, i)
+		}
+	}
+	free := max(b.replicas-len(old)-len(updated), 0)
+	wantOld := min(b.keep, len(old)+free)
+	wantUpdated := b.replicas - wantOld
+
+	var p RolloutPlan
+	p.CreateCurrent = min(max(wantOld-len(old), 0), b.room)
+	p.CreateUpdated = min(max(wantUpdated-len(updated), 0), b.room-p.CreateCurrent)
+	unavailableFirst(children, old)
+	unavailableFirst(children, updated)
+	victims := slices.Concat(old[:max(len(old)-wantOld, 0)], updated[:max(len(updated)-wantUpdated, 0)])
+	p.Delete = pickDeletions(children, victims, b)
+	return p
+}
+
+// planIndexed keeps one child per wanted index and replaces the old ones
+// at or above the partition.
+func planIndexed(children []RolloutChild, b rolloutBudget) RolloutPlan {
+	holders, unwanted := indexHolders(children, b.replicas)
+	var replace []int
+	for index, i := range holders {
+		if c := children[i]; index >= b.keep && !c.Updated && !c.Deleting {
+			replace = append(replace, i)
+		}
+	}
+	// No index first (as the scale-down order), then the highest index.
+	rank := func(i int) int {
+		if children[i].Index < 0 {
+			return math.MaxInt
+		}
+		return children[i].Index
+	}
+	byIndex := func(i, j int) int { return cmp.Or(cmp.Compare(rank(j), rank(i)), cmp.Compare(i, j)) }
+	slices.SortFunc(unwanted, byIndex)
+	slices.SortFunc(replace, byIndex)
+	unavailableFirst(children, unwanted)
+	unavailableFirst(children, replace)
+
+	var p RolloutPlan
+	p.Delete = pickDeletions(children, slices.Concat(unwanted, replace), b)
+	for index := 0; index < b.replicas && len(p.CreateUpdatedIndices)+len(p.CreateCurrentIndices) < b.room; index++ {
+		if _, held := holders[index]; held {
+			continue
+		}
+		if index < b.keep {
+			p.CreateCurrentIndices = append(p.CreateCurrentIndices, index)
+		} else {
+			p.CreateUpdatedIndices = append(p.CreateUpdatedIndices, index)
+		}
+	}
+	return p
+}
+
+// indexHolders maps each wanted index to the child holding it and returns
+// the live children holding none: no index, one beyond the wanted ones, or
+// an index another child holds better (live before being deleted, then
+// available, then updated, then first given).
+func indexHolders(children []RolloutChild, replicas int) (map[int]int, []int) {
+	holders := make(map[int]int)
+	var unwanted []int
+	for i, c := range children {
+		if c.Index < 0 || c.Index >= replicas {
+			unwanted = append(unwanted, i)
+			continue
+		}
+		h, taken := holders[c.Index]
+		if !taken {
+			holders[c.Index] = i
+			continue
+		}
+		if holdsBetter(c, children[h]) {
+			holders[c.Index], i = i, h
+		}
+		unwanted = append(unwanted, i)
+	}
+	return holders, slices.DeleteFunc(unwanted, func(i int) bool { return children[i].Deleting })
+}
+
+func holdsBetter(a, b RolloutChild) bool {
+	rank := func(c RolloutChild) [3]bool { return [3]bool{!c.Deleting, isAvailable(c), c.Updated} }
+	ra, rb := rank(a), rank(b)
+	for k := range ra {
+		if ra[k] != rb[k] {
+			return ra[k]
+		}
+	}
+	return false
+}
+
+// unavailableFirst stably moves the unavailable children of positions to
+// the front.
+func unavailableFirst(children []RolloutChild, positions []int) {
+	slices.SortStableFunc(positions, func(i, j int) int {
+		ai, aj := isAvailable(children[i]), isAvailable(children[j])
+		switch {
+		case ai == aj:
+			return 0
+		case !ai:
+			return -1
+		default:
+			return 1
+		}
+	})
+}
+
+// pickDeletions walks victims in order and keeps each unavailable one,
+// which costs no availability, and available ones while the margin
+// lasts, up to the burst.
+func pickDeletions(children []RolloutChild, victims []int, b rolloutBudget) []int {
+	var out []int
+	margin := b.margin
+	for _, i := range victims {
+		if len(out) == b.burst {
+			break
+		}
+		if isAvailable(children[i]) {
+			if margin == 0 {
+				continue
+			}
+			margin--
+		}
+		out = append(out, i)
+	}
+	return out
+}
