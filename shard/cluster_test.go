@@ -25,30 +25,31 @@ const (
 var errPartitioned = errors.New("partitioned")
 
 // flakyLeases is one member's line to the API server; cutting it fails every
-// call, as a network partition would.
+// call, as a network partition would, and cutting writes fails only writes
+// (an admission webhook down, a quota, a flaky load balancer).
 type flakyLeases struct {
 	coordinationv1client.LeasesGetter
-	down *atomic.Bool
+	down, writesDown *atomic.Bool
 }
 
 func (f flakyLeases) Leases(namespace string) coordinationv1client.LeaseInterface {
-	return flakyLeaseInterface{LeaseInterface: f.LeasesGetter.Leases(namespace), down: f.down}
+	return flakyLeaseInterface{LeaseInterface: f.LeasesGetter.Leases(namespace), down: f.down, writesDown: f.writesDown}
 }
 
 type flakyLeaseInterface struct {
 	coordinationv1client.LeaseInterface
-	down *atomic.Bool
+	down, writesDown *atomic.Bool
 }
 
 func (f flakyLeaseInterface) Create(ctx context.Context, l *coordinationv1.Lease, o metav1.CreateOptions) (*coordinationv1.Lease, error) {
-	if f.down.Load() {
+	if f.down.Load() || f.writesDown.Load() {
 		return nil, errPartitioned
 	}
 	return f.LeaseInterface.Create(ctx, l, o)
 }
 
 func (f flakyLeaseInterface) Update(ctx context.Context, l *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
-	if f.down.Load() {
+	if f.down.Load() || f.writesDown.Load() {
 		return nil, errPartitioned
 	}
 	return f.LeaseInterface.Update(ctx, l, o)
@@ -69,7 +70,7 @@ func (f flakyLeaseInterface) List(ctx context.Context, o metav1.ListOptions) (*c
 }
 
 func (f flakyLeaseInterface) Delete(ctx context.Context, name string, o metav1.DeleteOptions) error {
-	if f.down.Load() {
+	if f.down.Load() || f.writesDown.Load() {
 		return errPartitioned
 	}
 	return f.LeaseInterface.Delete(ctx, name, o)
@@ -83,6 +84,7 @@ type cluster struct {
 	client  *fake.Clientset
 	members map[string]*Member
 	down    map[string]*atomic.Bool
+	noWrite map[string]*atomic.Bool
 	order   []string
 }
 
@@ -93,6 +95,7 @@ func newCluster(t *testing.T) *cluster {
 		client:  fake.NewClientset(),
 		members: map[string]*Member{},
 		down:    map[string]*atomic.Bool{},
+		noWrite: map[string]*atomic.Bool{},
 	}
 }
 
@@ -102,13 +105,14 @@ func (c *cluster) options(extra ...Option) []Option {
 
 func (c *cluster) add(identity string, opts ...Option) *Member {
 	c.t.Helper()
-	down := &atomic.Bool{}
-	m, err := NewMember(flakyLeases{LeasesGetter: c.client.CoordinationV1(), down: down}, testNamespace, testRing, identity, c.options(opts...)...)
+	down, noWrite := &atomic.Bool{}, &atomic.Bool{}
+	m, err := NewMember(flakyLeases{LeasesGetter: c.client.CoordinationV1(), down: down, writesDown: noWrite}, testNamespace, testRing, identity, c.options(opts...)...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.members[identity] = m
 	c.down[identity] = down
+	c.noWrite[identity] = noWrite
 	c.order = append(c.order, identity)
 	return m
 }
@@ -137,15 +141,43 @@ func (c *cluster) advance(d time.Duration) {
 	c.checkDisjoint()
 }
 
-// checkDisjoint asserts that no two members hold one hash at this instant.
+// checkDisjoint asserts that no two members hold one hash at this instant,
+// and that every member claims in its Lease at least what it holds: the
+// claim is what keeps others off.
 func (c *cluster) checkDisjoint() {
 	c.t.Helper()
+	held := map[string]Ranges{}
+	for _, id := range c.order {
+		held[id] = c.members[id].Held()
+	}
 	for i, a := range c.order {
 		for _, b := range c.order[i+1:] {
-			ha, hb := c.members[a].Held(), c.members[b].Held()
-			if both := ha.Intersect(hb); !both.Empty() {
-				c.t.Fatalf("at %v %s and %s both hold %v", c.clk.Now().Format(time.TimeOnly), a, b, both)
+			if both := held[a].Intersect(held[b]); !both.Empty() {
+				c.t.Fatalf("at %v %s and %s both hold %d ranges (%.4f of the space), first %v",
+					c.clk.Now().Format(time.TimeOnly), a, b, len(both), both.Fraction(), both[0])
 			}
+		}
+	}
+	leases, err := c.client.CoordinationV1().Leases(testNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	claims := map[string]Ranges{}
+	for _, l := range leases.Items {
+		rs, err := ParseRanges(l.Annotations[ClaimsAnnotation])
+		if err == nil && l.Spec.HolderIdentity != nil {
+			claims[*l.Spec.HolderIdentity] = rs
+		}
+	}
+	for _, id := range c.order {
+		m := c.members[id]
+		published, ok := claims[m.Identity()]
+		if !ok {
+			continue // deleted behind its back; see TestLeaseLostDropsEverything
+		}
+		if unclaimed := held[id].Subtract(published); !unclaimed.Empty() {
+			c.t.Fatalf("at %v %s holds %.4f of the space its Lease does not claim, first %v",
+				c.clk.Now().Format(time.TimeOnly), id, unclaimed.Fraction(), unclaimed[0])
 		}
 	}
 }

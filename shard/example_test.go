@@ -39,8 +39,7 @@ func Example() {
 func ExampleMember() {
 	client := fake.NewClientset() // a real clientset in a controller
 	m, err := shard.NewMember(client.CoordinationV1(), "kube-system", "my-controller", "replica-0",
-		shard.WithLeaseDuration(time.Second), shard.WithRenewInterval(20*time.Millisecond),
-		shard.WithWriteTimeout(200*time.Millisecond), shard.WithSafetyMargin(100*time.Millisecond))
+		shard.WithRenewInterval(20*time.Millisecond)) // the defaults renew every 4s
 	if err != nil {
 		panic(err)
 	}

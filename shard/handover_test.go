@@ -170,14 +170,16 @@ func TestHandOverRandomSchedules(t *testing.T) {
 					c.advance(time.Duration(1+r.IntN(4000)) * time.Millisecond)
 				case k < 16:
 					paused[id] = !paused[id]
-				case k < 18:
+				case k < 17:
 					c.down[id].Store(!c.down[id].Load())
+				case k < 18:
+					c.noWrite[id].Store(!c.noWrite[id].Load())
 				case k < 19:
 					if len(c.order) < 8 {
 						join()
 					}
 				default:
-					if len(ids) > 1 && !paused[id] && !c.down[id].Load() {
+					if len(ids) > 1 && !paused[id] && !c.down[id].Load() && !c.noWrite[id].Load() {
 						if err := c.members[id].leave(context.Background()); err != nil {
 							t.Fatal(err)
 						}
@@ -188,6 +190,7 @@ func TestHandOverRandomSchedules(t *testing.T) {
 			for _, id := range c.order {
 				paused[id] = false
 				c.down[id].Store(false)
+				c.noWrite[id].Store(false)
 			}
 			// Leases of members that left or crashed mid-way may still be
 			// fresh; give them time to expire while the rest keeps stepping.
@@ -202,4 +205,24 @@ func TestHandOverRandomSchedules(t *testing.T) {
 			c.settle(ids...)
 		})
 	}
+}
+
+// A member whose Lease writes fail takes nothing up, even though it can
+// still list: what it has not published, it must not hold.
+func TestNoTakeUpWithoutPublishedClaim(t *testing.T) {
+	c := newCluster(t)
+	c.add("a")
+	c.settle("a")
+	b := c.add("b")
+	c.step("b") // b's Lease exists, claiming nothing yet
+	c.noWrite["b"].Store(true)
+	for range 6 {
+		c.advance(DefaultRenewInterval)
+		c.stepAll()
+		if !b.Held().Empty() {
+			t.Fatalf("b holds %.4f of the space without having claimed it", b.Held().Fraction())
+		}
+	}
+	c.noWrite["b"].Store(false)
+	c.settle("a", "b")
 }
