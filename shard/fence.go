@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -30,7 +31,7 @@ func (m *Member) Held() Ranges {
 	if !m.cfg.clock.Now().Before(m.validUntil) {
 		return nil
 	}
-	return m.active
+	return slices.Clone(m.active)
 }
 
 // guard is one running piece of work over a hash.

@@ -59,6 +59,10 @@ type Member struct {
 	identity string
 	store    leaseStore
 
+	// Used by Run's goroutine only: the last assignment and its members.
+	assignedFor []string
+	target      Ranges
+
 	mu         sync.Mutex
 	joined     bool
 	validUntil time.Time // own validity; Holds is false from here on
@@ -220,11 +224,18 @@ func (m *Member) step(ctx context.Context) {
 			othersClaim = othersClaim.Union(p.claims)
 		}
 	}
-	target := assign(identities, m.cfg.slots, m.cfg.loadPermille)[m.identity]
+	slices.Sort(identities)
+	identities = slices.Compact(identities)
+	if !slices.Equal(identities, m.assignedFor) || m.assignedFor == nil {
+		// Assign sorts members × slots scores: worth skipping while the
+		// ring is unchanged, which is nearly always.
+		m.target = assign(identities, m.cfg.slots, m.cfg.loadPermille)[m.identity]
+		m.assignedFor = identities
+	}
+	target := m.target
 
 	m.mu.Lock()
-	slices.Sort(identities)
-	m.members = slices.Compact(identities)
+	m.members = identities
 	if renewErr == nil && now.Before(m.validUntil) {
 		blocked := othersClaim
 		for _, d := range m.draining {
@@ -319,7 +330,7 @@ func (m *Member) notify(before Ranges) {
 		return
 	}
 	m.mu.Lock()
-	after := m.active
+	after := slices.Clone(m.active)
 	m.mu.Unlock()
 	if !after.Equal(before) {
 		m.cfg.onChange(after)

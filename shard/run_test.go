@@ -75,3 +75,51 @@ func waitForWaiters(t *testing.T, c *cluster, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Leaving waits for running work before it deletes the Lease; work that
+// outlives the drain timeout leaves the Lease to expire instead, so nobody
+// takes over while it may still write.
+func TestLeaveWaitsForGuards(t *testing.T) {
+	for _, finish := range []bool{true, false} {
+		t.Run(map[bool]string{true: "work finishes", false: "work hangs"}[finish], func(t *testing.T) {
+			c := newCluster(t)
+			a := c.add("a")
+			c.settle("a")
+			wctx, done, ok := a.Guard(context.Background(), 7)
+			if !ok {
+				t.Fatal("no guard")
+			}
+			defer done()
+			left := make(chan error, 1)
+			go func() { left <- a.leave(context.Background()) }()
+
+			waitForWaiters(t, c, 1) // leave waits on the drain timer
+			if wctx.Err() == nil {
+				t.Fatal("leaving did not cancel the guard's context")
+			}
+			if a.Holds(7) {
+				t.Fatal("still holds while leaving")
+			}
+			select {
+			case err := <-left:
+				t.Fatalf("left before the work ended: %v", err)
+			case <-time.After(20 * time.Millisecond):
+			}
+			if finish {
+				done()
+			} else {
+				c.clk.Step(DefaultLeaseDuration)
+			}
+			if err := <-left; err != nil {
+				t.Fatal(err)
+			}
+			_, err := c.client.CoordinationV1().Leases(testNamespace).Get(context.Background(), LeaseName(testRing, "a"), metav1.GetOptions{})
+			if finish && !apierrors.IsNotFound(err) {
+				t.Fatalf("Lease after a clean leave: %v", err)
+			}
+			if !finish && err != nil {
+				t.Fatalf("Lease deleted while work may still run: %v", err)
+			}
+		})
+	}
+}
