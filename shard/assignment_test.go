@@ -72,6 +72,22 @@ func TestAssignCoversSpaceOnceAndIgnoresOrder(t *testing.T) {
 			}
 		}
 	}
+	// More members than slots: some get nothing, the space is still covered once.
+	few := Assign(replicaNames(5), WithSlots(2))
+	var union Ranges
+	empty := 0
+	for _, rs := range few {
+		if rs.Empty() {
+			empty++
+		}
+		if union.Overlaps(rs) {
+			t.Fatal("5 members over 2 slots: shares overlap")
+		}
+		union = union.Union(rs)
+	}
+	if empty != 3 || !union.Equal(FullRanges()) {
+		t.Fatalf("5 members over 2 slots: %d empty shares, union %v", empty, union)
+	}
 	if got := Assign(nil); len(got) != 0 {
 		t.Fatalf("no members: %v", got)
 	}
