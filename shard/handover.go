@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,6 +59,7 @@ type Member struct {
 	cfg      config
 	identity string
 	store    leaseStore
+	running  atomic.Bool
 
 	// Used by Run's goroutine only: the last assignment and its members.
 	assignedFor []string
@@ -132,10 +134,13 @@ func (m *Member) Members() []string {
 // date until ctx is done. Then it gives up every range, waits (up to the
 // drain timeout) for Guards to return, and deletes its Lease so others take
 // over at once; if work is still running it leaves the Lease to expire
-// instead. It returns nil after a clean leave.
+// instead. It returns nil after a clean leave. Run is called once.
 func (m *Member) Run(ctx context.Context) error {
 	if ctx == nil {
 		panic("shard: Member.Run: nil context")
+	}
+	if !m.running.CompareAndSwap(false, true) {
+		panic("shard: Member.Run: called twice; a Member joins its ring once")
 	}
 	for {
 		m.step(ctx)

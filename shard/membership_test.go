@@ -254,13 +254,19 @@ func TestNewMemberValidatesNames(t *testing.T) {
 func TestOptionsPanicOnNonsense(t *testing.T) {
 	c := newCluster(t)
 	for name, fn := range map[string]func(){
-		"nil clock":            func() { WithClock(nil) },
-		"fractional duration":  func() { WithLeaseDuration(1500 * time.Millisecond) },
-		"zero renew":           func() { WithRenewInterval(0) },
-		"negative margin":      func() { WithSafetyMargin(-1) },
-		"zero write timeout":   func() { WithWriteTimeout(0) },
-		"zero drain":           func() { WithDrainTimeout(0) },
-		"zero slots":           func() { WithSlots(0) },
+		"nil clock":           func() { WithClock(nil) },
+		"fractional duration": func() { WithLeaseDuration(1500 * time.Millisecond) },
+		"zero renew":          func() { WithRenewInterval(0) },
+		"negative margin":     func() { WithSafetyMargin(-1) },
+		"zero write timeout":  func() { WithWriteTimeout(0) },
+		"zero drain":          func() { WithDrainTimeout(0) },
+		"zero slots":          func() { WithSlots(0) },
+		"too many slots":      func() { WithSlots(MaxSlots + 1) },
+		"Run twice": func() {
+			m, _ := NewMember(c.client.CoordinationV1(), "ns", "r", "a")
+			m.running.Store(true) // as if Run were running
+			_ = m.Run(context.Background())
+		},
 		"load factor below 1":  func() { WithLoadFactor(0.9) },
 		"nil client":           func() { _, _ = NewMember(nil, "ns", "r", "a") },
 		"renew too slow":       func() { _, _ = NewMember(c.client.CoordinationV1(), "ns", "r", "a", WithRenewInterval(10*time.Second)) },

@@ -24,6 +24,7 @@ const (
 	DefaultWriteTimeout  = 4 * time.Second
 	DefaultSlots         = 1024
 	DefaultLoadFactor    = 1.05
+	MaxSlots             = 4096
 )
 
 type config struct {
@@ -124,11 +125,14 @@ func WithDrainTimeout(d time.Duration) Option {
 
 // WithSlots sets how many equal slots the hash space is cut into before
 // slots are assigned. More slots balance more finely and move fewer keys on
-// a change but make longer selectors (a share has up to slots/members
-// ranges). The default is DefaultSlots; it must be in [1, 1<<16].
+// a change but make longer selectors and claims: a share has up to
+// slots/members ranges, each about 90 bytes of selector (with 1024 slots and
+// 3 members, about 230 ranges). The default is DefaultSlots; it must be in
+// [1, MaxSlots], which keeps the claims annotation far below the API
+// server's 256 KiB limit on annotations.
 func WithSlots(n int) Option {
-	if n < 1 || n > 1<<16 {
-		panic(fmt.Sprintf("shard: WithSlots: %d slots is outside [1, 65536]", n))
+	if n < 1 || n > MaxSlots {
+		panic(fmt.Sprintf("shard: WithSlots: %d slots is outside [1, %d]", n, MaxSlots))
 	}
 	return func(c *config) { c.slots = n }
 }
