@@ -1,0 +1,83 @@
+package shard
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// Holds reports whether the member may work on the object with hash h now:
+// h is in its active ranges and its own Lease is still trusted (renewed
+// within the Lease duration minus the safety margin). Check it before each
+// write batch, or better take a Guard. It reads the clock on every call, so
+// a paused or partitioned member stops holding without any goroutine
+// noticing.
+func (m *Member) Holds(h uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holdsLocked(h)
+}
+
+func (m *Member) holdsLocked(h uint64) bool {
+	return m.cfg.clock.Now().Before(m.validUntil) && m.active.Contains(h)
+}
+
+// Held returns the ranges the member may work on now; empty when its Lease
+// is no longer trusted. Informers list and watch with Held().Selector(key)
+// and filter with Held().Contains.
+func (m *Member) Held() Ranges {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.cfg.clock.Now().Before(m.validUntil) {
+		return nil
+	}
+	return slices.Clone(m.active)
+}
+
+// guard is one running piece of work over a hash.
+type guard struct {
+	hash   uint64
+	cancel context.CancelFunc
+}
+
+// Guard fences one batch of work on the object with hash h. When the member
+// holds h, it returns a context derived from ctx that is cancelled as soon
+// as the member gives h up and that ends no later than the member's current
+// validity, and ok is true; the member keeps claiming h until done is
+// called, so no other member starts on h while the batch runs. Call done
+// when the batch is over, always. When the member does not hold h, ok is
+// false, the context is already cancelled and done does nothing: do not
+// write.
+func (m *Member) Guard(ctx context.Context, h uint64) (guarded context.Context, done context.CancelFunc, ok bool) {
+	if ctx == nil {
+		panic("shard: Member.Guard: nil context")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.holdsLocked(h) {
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		return cancelled, func() {}, false
+	}
+	// The deadline is the validity left, on the real clock that contexts
+	// use; the member's own clock may be a fake one.
+	remaining := m.validUntil.Sub(m.cfg.clock.Now())
+	guarded, cancel := context.WithTimeout(ctx, remaining)
+	id := m.nextGuard
+	m.nextGuard++
+	m.guards[id] = &guard{hash: h, cancel: cancel}
+	var once sync.Once
+	done = func() {
+		once.Do(func() {
+			cancel()
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			delete(m.guards, id)
+			if len(m.guards) == 0 {
+				close(m.guardsIdle)
+				m.guardsIdle = make(chan struct{})
+			}
+		})
+	}
+	return guarded, done, true
+}

@@ -1,0 +1,228 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// Join, leave and pause, stepping every member a renew interval apart; the
+// cluster checks after every step and every tick that no two members hold
+// one hash.
+func TestHandOverJoinLeavePause(t *testing.T) {
+	c := newCluster(t)
+	c.add("a")
+	c.settle("a")
+
+	c.add("b")
+	c.settle("a", "b")
+	c.add("c")
+	c.settle("a", "b", "c")
+
+	// b pauses (a long GC pause, a stopped VM): it does nothing, a and c
+	// carry on and take its share once its Lease expired.
+	b := c.members["b"]
+	lastRenew := c.lease("b").Spec.RenewTime.Time
+	for c.clk.Now().Before(lastRenew.Add(DefaultLeaseDuration + 2*DefaultRenewInterval)) {
+		c.advance(DefaultRenewInterval)
+		c.stepAll("b")
+	}
+	if !b.Held().Empty() {
+		t.Fatalf("paused b still holds %v", b.Held())
+	}
+	c.settle("a", "c")
+
+	// b wakes up: it must not work on its old share, and gets a share back
+	// only through the protocol.
+	c.step("b")
+	c.settle("a", "b", "c")
+
+	// c leaves cleanly.
+	if err := c.members["c"].leave(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.settle("a", "b")
+}
+
+// A partitioned member can't renew: it must stop before the others may take
+// over, and rejoin through the protocol when the network heals.
+func TestHandOverPartition(t *testing.T) {
+	c := newCluster(t)
+	for _, id := range []string{"a", "b", "c"} {
+		c.add(id)
+	}
+	c.settle("a", "b", "c")
+	c.down["c"].Store(true)
+	for range 8 {
+		c.advance(DefaultRenewInterval)
+		c.stepAll() // c keeps trying and failing
+	}
+	if !c.members["c"].Held().Empty() {
+		t.Fatalf("partitioned c holds %v", c.members["c"].Held())
+	}
+	c.settle("a", "b")
+	c.down["c"].Store(false)
+	c.settle("a", "b", "c")
+}
+
+// A member that gives a range up keeps claiming it while a Guard over it
+// runs; the newcomer takes it up only after the Guard is done.
+func TestHandOverWaitsForRunningWork(t *testing.T) {
+	c := newCluster(t)
+	a := c.add("a", WithDrainTimeout(time.Minute))
+	c.settle("a")
+
+	// Find a hash that b will own once it joins.
+	share := Assign([]string{"a", "b"})["b"]
+	h := share[0].First
+	wctx, done, ok := a.Guard(context.Background(), h)
+	if !ok {
+		t.Fatal("a does not hold h alone")
+	}
+
+	b := c.add("b")
+	for range 6 {
+		c.stepAll()
+		c.advance(DefaultRenewInterval)
+		if b.Holds(h) {
+			t.Fatal("b took up h while a's guarded work on it was running")
+		}
+	}
+	if a.Holds(h) {
+		t.Fatal("a still holds h after b joined")
+	}
+	if b.Held().Empty() {
+		t.Fatal("b took up nothing while only one range was busy")
+	}
+	if wctx.Err() == nil {
+		t.Fatal("guard context not cancelled when a gave h up")
+	}
+	done()
+	done() // idempotent
+	c.settle("a", "b")
+	if !b.Holds(h) {
+		t.Fatal("b never took h up")
+	}
+	if _, _, ok := a.Guard(context.Background(), h); ok {
+		t.Fatal("a got a guard on a hash it gave up")
+	}
+}
+
+func TestGuardEndsWithValidity(t *testing.T) {
+	c := newCluster(t)
+	a := c.add("a")
+	c.settle("a")
+	wctx, done, ok := a.Guard(context.Background(), 42)
+	defer done()
+	if !ok {
+		t.Fatal("no guard")
+	}
+	deadline, has := wctx.Deadline()
+	if !has {
+		t.Fatal("guard without a deadline")
+	}
+	// The validity left on the fake clock is 12s; the real deadline must not
+	// be later.
+	if left := time.Until(deadline); left > DefaultLeaseDuration-DefaultSafetyMargin {
+		t.Fatalf("guard deadline %v away, validity is %v", left, DefaultLeaseDuration-DefaultSafetyMargin)
+	}
+}
+
+// Random schedules of steps, ticks, pauses, partitions, joins and leaves;
+// the invariant is checked after each action. At the end everyone heals and
+// the ring converges to the assignment of its members.
+func TestHandOverRandomSchedules(t *testing.T) {
+	for seed := range uint64(12) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 99))
+			c := newCluster(t)
+			paused := map[string]bool{}
+			left := map[string]bool{}
+			next := 0
+			join := func() {
+				c.add(fmt.Sprintf("m%d", next))
+				next++
+			}
+			for range 3 {
+				join()
+			}
+			live := func() []string {
+				var ids []string
+				for _, id := range c.order {
+					if !left[id] {
+						ids = append(ids, id)
+					}
+				}
+				return ids
+			}
+			for range 400 {
+				ids := live()
+				id := ids[r.IntN(len(ids))]
+				switch k := r.IntN(20); {
+				case k < 10:
+					if !paused[id] {
+						c.step(id)
+					}
+				case k < 14:
+					c.advance(time.Duration(1+r.IntN(4000)) * time.Millisecond)
+				case k < 16:
+					paused[id] = !paused[id]
+				case k < 17:
+					c.down[id].Store(!c.down[id].Load())
+				case k < 18:
+					c.noWrite[id].Store(!c.noWrite[id].Load())
+				case k < 19:
+					if len(c.order) < 8 {
+						join()
+					}
+				default:
+					if len(ids) > 1 && !paused[id] && !c.down[id].Load() && !c.noWrite[id].Load() {
+						if err := c.members[id].leave(context.Background()); err != nil {
+							t.Fatal(err)
+						}
+						left[id] = true
+					}
+				}
+			}
+			for _, id := range c.order {
+				paused[id] = false
+				c.down[id].Store(false)
+				c.noWrite[id].Store(false)
+			}
+			// Leases of members that left or crashed mid-way may still be
+			// fresh; give them time to expire while the rest keeps stepping.
+			for range 6 {
+				for _, id := range live() {
+					c.step(id)
+				}
+				c.advance(DefaultRenewInterval)
+			}
+			ids := live()
+			slices.Sort(ids)
+			c.settle(ids...)
+		})
+	}
+}
+
+// A member whose Lease writes fail takes nothing up, even though it can
+// still list: what it has not published, it must not hold.
+func TestNoTakeUpWithoutPublishedClaim(t *testing.T) {
+	c := newCluster(t)
+	c.add("a")
+	c.settle("a")
+	b := c.add("b")
+	c.step("b") // b's Lease exists, claiming nothing yet
+	c.noWrite["b"].Store(true)
+	for range 6 {
+		c.advance(DefaultRenewInterval)
+		c.stepAll()
+		if !b.Held().Empty() {
+			t.Fatalf("b holds %.4f of the space without having claimed it", b.Held().Fraction())
+		}
+	}
+	c.noWrite["b"].Store(false)
+	c.settle("a", "b")
+}
