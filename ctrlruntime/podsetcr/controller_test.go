@@ -179,18 +179,6 @@ func TestReconcilerPollsAStaleCache(t *testing.T) {
 	assert.Equal(t, c.core.StaleCachePoll(), res.RequeueAfter)
 }
 
-func labelValue[L interface {
-	GetName() string
-	GetValue() string
-}](labels []L, name string) string {
-	for _, l := range labels {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
-
 // wrappingCache hands out its informers wrapped, as a multi-namespace cache
 // does: they are controller-runtime Informers but not SharedIndexInformers.
 type wrappingCache struct{ *informertest.FakeInformers }
