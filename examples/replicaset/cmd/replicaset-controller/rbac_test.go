@@ -347,11 +347,18 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 	}
 	require.Eventually(t, func() bool { return podsOwned() == 3 }, 20*time.Second, 20*time.Millisecond, "scale up to 3 with adoption")
 
-	// Scale down to 1 through the tracker (unrecorded).
-	gvr, obj := ownerResource(t, kind, cs, ns)
-	setReplicas(obj, 1)
-	require.NoError(t, tracker.Update(gvr, obj, ns))
-	require.Eventually(t, func() bool { return podsOwned() == 1 }, 20*time.Second, 20*time.Millisecond, "scale down to 1")
+	// Scale down to 1 through the tracker (unrecorded). A write straight
+	// to the tracker keeps the object's resourceVersion, so a status write
+	// of the controller racing it passes the version check and puts the old
+	// spec back, as no apiserver would: write it again until it holds.
+	require.Eventually(t, func() bool {
+		gvr, obj := ownerResource(t, kind, cs, ns)
+		if replicasOf(obj) != 1 {
+			setReplicas(obj, 1)
+			require.NoError(t, tracker.Update(gvr, obj, ns))
+		}
+		return podsOwned() == 1
+	}, 20*time.Second, 20*time.Millisecond, "scale down to 1")
 	// Events are written asynchronously; wait for the repeated one's patch.
 	require.Eventually(t, func() bool { return hasAction(cs, "patch", "events") }, 20*time.Second, 20*time.Millisecond)
 
@@ -381,6 +388,17 @@ func ownerResource(t *testing.T, kind string, cs interface {
 	obj, err := cs.Tracker().Get(gvr, ns, "o")
 	require.NoError(t, err)
 	return gvr, obj
+}
+
+func replicasOf(obj runtime.Object) int32 {
+	switch o := obj.(type) {
+	case *appsv1.ReplicaSet:
+		return *o.Spec.Replicas
+	case *v1.ReplicationController:
+		return *o.Spec.Replicas
+	default:
+		panic(fmt.Sprintf("unexpected %T", obj))
+	}
 }
 
 func setReplicas(obj runtime.Object, n int32) {
