@@ -3,7 +3,8 @@
 // with events, a deadline on every write, and a fake for tests.
 //
 // A Control holds the rules; a Writer does the three API calls and nothing
-// else. TypedWriter adapts a client-go typed client; package
+// else. TypedWriter adapts a client-go typed client, DynamicWriter the
+// dynamic client (custom resources as *unstructured.Unstructured); package
 // ctrlruntime/crclient has a Writer over a controller-runtime client.Client,
 // and package podcontrol builds its pod control over the same Control, so
 // every writer gets the same events, NotFound handling, event reasons,

@@ -1,0 +1,26 @@
+// Package workerset is childset's example of a custom resource owning
+// custom resources, the MachineSet or VM-pool shape: a WorkerSet
+// (examples.ctrlkit.io/v1alpha1; spec.replicas, spec.selector,
+// spec.template with metadata.labels and spec) keeps spec.replicas Workers,
+// interchangeable and with generated names. A Worker is ready when
+// status.ready is true; not-ready Workers are deleted first.
+//
+// Both kinds are *unstructured.Unstructured on the dynamic client: no
+// generated Go types. crd.yaml (embedded as CRD) defines them.
+//
+// The user code is adapter.go: Set (childset.Spec) and Workers
+// (childset.Kind), 50 lines without comments and blank lines (a test
+// recounts them). Expectations, adoption of matching orphans and release
+// of children that stop matching, slow-start creates, the deletion order
+// and the worker loop are childset's; the writes go through
+// objectcontrol.DynamicWriter. spec.replicas absent or null means 1, as
+// for a ReplicaSet; a negative, fractional or non-numeric value is refused
+// with a Warning event (TemplateInvalid) and nothing is written.
+//
+// Use it as
+//
+//	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+//	c, err := workerset.NewController(ctx, dyn, factory, workerset.WithEventRecorder(recorder))
+//	factory.Start(ctx.Done())
+//	err = c.Run(ctx)
+package workerset
