@@ -50,7 +50,9 @@ type Kind[C client.Object] interface {
 // *unstructured.Unstructured, its kind being spec's). It contacts no API
 // server; the controller starts with the manager.
 //
-// It builds childset's core writing through the manager's client (strategic
+// Owners are read from the manager's cache, and read live through its API
+// reader before an adoption (childset.LiveReader), unless spec has a Get of
+// its own. It builds childset's core writing through the manager's client (strategic
 // merge patches for the kinds client-go knows, JSON merge patches for
 // custom resources) with events from the manager's recorder, and registers
 // it with controller-runtime's builder: For the owner, and Watches of the
@@ -86,6 +88,12 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	// objectcontrol records core/v1 events with upstream's reasons, so the
 	// core takes the manager's core/v1 recorder.
 	recorder := mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
+	if _, full := spec.(childset.Spec[O, C]); !full {
+		// Owners from the cache, and the owner checked live before an
+		// adoption, as upstream re-reads it: a cached owner may not show yet
+		// that it is being deleted.
+		spec = liveSpec[O, C]{cachedSpec[O, C]{Spec: spec, reader: mgr.GetCache()}, mgr.GetAPIReader()}
+	}
 	core, err := NewCore(mgr.GetClient(), mgr.GetCache(), recorder, spec, kind, cfg.childset...)
 	if err != nil {
 		return nil, err
@@ -173,6 +181,25 @@ func (s cachedSpec[O, C]) Get(namespace, name string) (O, error) {
 	// Spec has no context to pass.
 	if err := s.reader.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
 		var zero O
+		return zero, err
+	}
+	return owner, nil
+}
+
+// liveSpec is a cachedSpec that reads owners live too (childset.LiveReader),
+// through the manager's API reader.
+type liveSpec[O, C client.Object] struct {
+	cachedSpec[O, C]
+	live client.Reader
+}
+
+func (s liveSpec[O, C]) GetLive(ctx context.Context, namespace, name string) (O, error) {
+	var zero O
+	owner, err := newObject[O](s.GroupVersionKind())
+	if err != nil {
+		return zero, err
+	}
+	if err := s.live.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
 		return zero, err
 	}
 	return owner, nil
