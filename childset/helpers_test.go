@@ -214,13 +214,15 @@ func (e *env) writes() []string {
 		if a.GetResource().Resource != "configmaps" {
 			continue
 		}
-		switch act := a.(type) {
-		case k8stesting.CreateAction:
-			out = append(out, "create "+act.GetObject().(metav1.Object).GetName())
-		case k8stesting.DeleteAction:
-			out = append(out, "delete "+act.GetName())
-		case k8stesting.PatchAction:
-			out = append(out, "patch "+act.GetName())
+		// By verb: an update action also has the methods of a create
+		// action.
+		switch a.GetVerb() {
+		case "create":
+			out = append(out, "create "+a.(k8stesting.CreateAction).GetObject().(metav1.Object).GetName())
+		case "delete":
+			out = append(out, "delete "+a.(k8stesting.DeleteAction).GetName())
+		case "patch":
+			out = append(out, "patch "+a.(k8stesting.PatchAction).GetName())
 		}
 	}
 	return out
