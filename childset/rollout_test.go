@@ -42,7 +42,9 @@ func rolloutTemplate(rs *appsv1.ReplicaSet) *v1.ConfigMap {
 	}
 }
 
-func (*rolloutSpec) NewChild(rs *appsv1.ReplicaSet) (*v1.ConfigMap, error) { return rolloutTemplate(rs), nil }
+func (*rolloutSpec) NewChild(rs *appsv1.ReplicaSet) (*v1.ConfigMap, error) {
+	return rolloutTemplate(rs), nil
+}
 
 func (s *rolloutSpec) RollingUpdate(*appsv1.ReplicaSet) (childset.RollingUpdate, bool) {
 	return s.update, true
@@ -206,7 +208,7 @@ func (e *rollEnv) revisionList() []*appsv1.ControllerRevision {
 func revisionHashOf(name string) string { return name[strings.LastIndexByte(name, '-')+1:] }
 
 func pct(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
-func num(n int) *intstr.IntOrString   { v := intstr.FromInt32(int32(n)); return &v }
+func num(n int) *intstr.IntOrString    { v := intstr.FromInt32(int32(n)); return &v }
 
 // rollTo changes the version and drives the rollout to its end, checking
 // the bounds at every step; it returns the steps taken and the most
@@ -470,4 +472,3 @@ func TestRolloutNeedsRevisions(t *testing.T) {
 	})
 	assert.PanicsWithValue(t, "childset: WithRevisions: nil history", func() { childset.WithRevisions(nil) })
 }
-
