@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,11 +59,19 @@ func (r *Reconciler[O, C]) ownedRevisions(ctx context.Context, owner O, selector
 		return nil, err
 	}
 	out := make([]*appsv1.ControllerRevision, 0, len(listed))
+	checked := false
 	for _, rev := range listed {
 		if rev == nil {
 			continue
 		}
 		if metav1.GetControllerOfNoCopy(rev) == nil {
+			// The same check as before adopting a child, once.
+			if !checked {
+				if err := r.canAdopt(owner)(ctx); err != nil {
+					return nil, fmt.Errorf("adopting revision %s: %w", rev.Name, err)
+				}
+				checked = true
+			}
 			adopted, err := r.cfg.history.AdoptControllerRevision(ctx, owner, r.gvk, rev)
 			if err != nil {
 				return nil, err
@@ -143,7 +152,10 @@ func (r *Reconciler[O, C]) pruneRevisions(ctx context.Context, ro *rollout[C], c
 	}
 	var errs []error
 	for _, rev := range idle[:max(len(idle)-limit, 0)] {
-		errs = append(errs, r.cfg.history.DeleteControllerRevision(ctx, rev))
+		// One already gone (a cache behind an earlier prune) is pruned.
+		if err := r.cfg.history.DeleteControllerRevision(ctx, rev); !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -472,3 +472,26 @@ func TestRolloutNeedsRevisions(t *testing.T) {
 	})
 	assert.PanicsWithValue(t, "childset: WithRevisions: nil history", func() { childset.WithRevisions(nil) })
 }
+
+// An orphan revision the selector matches is adopted and reused: a
+// re-created owner keeps its predecessor's history.
+func TestRolloutAdoptsOrphanRevision(t *testing.T) {
+	e := newRollEnv(t, 2, childset.RollingUpdate{})
+	raw, err := json.Marshal(rolloutTemplate(e.owner))
+	require.NoError(t, err)
+	zero := int32(0)
+	hash := history.HashControllerRevision(&appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: raw}}, &zero)
+	orphan := &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: history.ControllerRevisionName("web", hash), UID: "orphan-uid",
+			Labels: map[string]string{"app": "web", history.ControllerRevisionHashLabel: hash}},
+		Data: runtime.RawExtension{Raw: raw}, Revision: 7,
+	}
+	require.NoError(t, e.revisions.Add(orphan))
+	e.reconcile("web")
+	revs := e.revisionList()
+	require.Len(t, revs, 1)
+	assert.Equal(t, orphan.Name, e.spec.last().UpdateRevision)
+	assert.True(t, metav1.IsControlledBy(revs[0], e.owner), "adopted: %v", revs[0].OwnerReferences)
+	e.catchUp()
+	assert.Equal(t, map[string]int{hash: 2}, e.hashes())
+}
