@@ -28,6 +28,9 @@ import (
 // available through the Kind's Ready, MinReadySpec and ReadySinceKind, as
 // the status counts them. Status gains the revision fields.
 //
+// Spec.NewChild must then build the same child for the same owner every
+// time: any difference is a new revision, and a rollout.
+//
 // When it reports false the owner is synced as if the Spec did not
 // implement RolloutSpec: children of every template count alike and none
 // is labelled. An owner being deleted is synced that way too: no revision

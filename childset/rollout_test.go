@@ -30,6 +30,7 @@ import (
 type rolloutSpec struct {
 	rsSpec
 	update     childset.RollingUpdate
+	off        bool
 	limit      int32
 	collisions *int32
 	written    []childset.Status
@@ -47,7 +48,7 @@ func (*rolloutSpec) NewChild(rs *appsv1.ReplicaSet) (*v1.ConfigMap, error) {
 }
 
 func (s *rolloutSpec) RollingUpdate(*appsv1.ReplicaSet) (childset.RollingUpdate, bool) {
-	return s.update, true
+	return s.update, !s.off
 }
 
 func (s *rolloutSpec) RevisionHistoryLimit(*appsv1.ReplicaSet) int32 { return s.limit }
@@ -152,12 +153,17 @@ func (e *rollEnv) settle() {
 // catches up, the children that existed before the sync become ready (so
 // a child is never ready at the first sync that sees it), five seconds
 // pass (a child becomes available minReadySeconds after it became ready),
-// the cache catches up. check runs after every write and every change of
-// readiness, with the step number.
+// the cache catches up; each sync is repeated before the cache catches
+// up. check runs after every write and every change of readiness, with the
+// step number.
 func (e *rollEnv) steps(check func(step int)) int {
 	e.t.Helper()
 	for step := range 200 {
 		before := e.apiNames()
+		e.reconcile("web")
+		check(step)
+		// A cache that has not seen the writes yet: expectations keep the
+		// core from acting on it.
 		e.reconcile("web")
 		check(step)
 		e.catchUp()
@@ -179,7 +185,7 @@ func (e *rollEnv) steps(check func(step int)) int {
 func (e *rollEnv) done() bool {
 	st := e.spec.last()
 	want := *e.owner.Spec.Replicas
-	updated := st.UpdatedReplicas == want
+	updated := st.UpdatedReplicas == want || st.UpdateRevision == "" // not rolling out
 	if st.CurrentRevision != st.UpdateRevision {
 		updated = st.UpdatedReplicas == want-e.spec.update.Partition && st.CurrentReplicas == e.spec.update.Partition
 	}
@@ -494,4 +500,62 @@ func TestRolloutAdoptsOrphanRevision(t *testing.T) {
 	assert.True(t, metav1.IsControlledBy(revs[0], e.owner), "adopted: %v", revs[0].OwnerReferences)
 	e.catchUp()
 	assert.Equal(t, map[string]int{hash: 2}, e.hashes())
+}
+
+// Scaling in the middle of a rollout converges on the new number, all
+// updated, within the bounds of the new number.
+func TestRolloutScaleDuringRollout(t *testing.T) {
+	e := newRollEnv(t, 10, childset.RollingUpdate{MaxSurge: num(2), MaxUnavailable: num(1)})
+	e.settle()
+	e.setVersion("v2")
+	for range 2 {
+		e.reconcile("web")
+		e.catchUp()
+	}
+	e.owner = e.owner.DeepCopy()
+	e.owner.Generation++
+	*e.owner.Spec.Replicas = 4
+	require.NoError(t, e.owners.Update(e.owner))
+	e.steps(func(step int) {
+		if total := len(e.apiChildren()); total > 10+2 {
+			t.Fatalf("step %d: %d children", step, total)
+		}
+	})
+	st := e.spec.last()
+	assert.Equal(t, map[string]int{revisionHashOf(st.UpdateRevision): 4}, e.hashes())
+	assert.EqualValues(t, 4, st.UpdatedReplicas)
+}
+
+// An indexed partition keeps the indices below it at the current revision.
+func TestRolloutIndexedPartition(t *testing.T) {
+	e := newRollEnv(t, 5, childset.RollingUpdate{MaxSurge: num(0), MaxUnavailable: num(2), Partition: 2},
+		childset.WithIndexedNames(nil))
+	e.settle()
+	old := revisionHashOf(e.spec.last().UpdateRevision)
+	e.setVersion("v2")
+	e.settle()
+	updated := revisionHashOf(e.spec.last().UpdateRevision)
+	for _, cm := range e.apiChildren() {
+		want := updated
+		if cm.Name == "web-0" || cm.Name == "web-1" {
+			want = old
+		}
+		assert.Equal(t, want, cm.Labels[history.ControllerRevisionHashLabel], cm.Name)
+	}
+}
+
+// An owner whose RollingUpdate says false is synced as without rollouts:
+// no revision, no label, children of an older template kept.
+func TestRolloutOptedOut(t *testing.T) {
+	e := newRollEnv(t, 3, childset.RollingUpdate{})
+	e.spec.off = true
+	e.settle()
+	e.setVersion("v2")
+	e.settle()
+	assert.Empty(t, e.revisionList())
+	assert.Equal(t, map[string]int{"": 3}, e.hashes())
+	for _, cm := range e.apiChildren() {
+		assert.Equal(t, "v1", cm.Data["version"])
+	}
+	assert.Equal(t, childset.Status{Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, ObservedGeneration: 2}, e.spec.last())
 }
