@@ -158,7 +158,7 @@ func (e *env) reconcile(name string) childset.Result {
 }
 
 // catchUp delivers the API's ConfigMaps to the cache, as an informer
-// would: adds and deletions, each observed by the core.
+// would: adds, updates and deletions, each observed by the core.
 func (e *env) catchUp() {
 	e.t.Helper()
 	live := map[string]bool{}
@@ -169,8 +169,12 @@ func (e *env) catchUp() {
 				e.t.Fatal(err)
 			}
 			e.r.ObserveAdd(cm)
-		} else if err := e.children.Update(cm); err != nil {
-			e.t.Fatal(err)
+		} else {
+			old, _, _ := e.children.GetByKey(ns + "/" + cm.Name)
+			if err := e.children.Update(cm); err != nil {
+				e.t.Fatal(err)
+			}
+			e.r.ObserveUpdate(old.(*v1.ConfigMap), cm)
 		}
 	}
 	for _, obj := range e.children.List() {

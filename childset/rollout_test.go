@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ctrlkit/ctrlkit/childset"
@@ -97,6 +98,44 @@ func newRollEnv(t *testing.T, replicas int32, update childset.RollingUpdate, opt
 	return re
 }
 
+// deleteGracefully makes the API's deletions of children graceful: a
+// deleted child gets a deletion timestamp and stays until
+// finishDeletions, as one with a finalizer or a grace period would.
+func (e *rollEnv) deleteGracefully() {
+	e.client.PrependReactor("delete", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		name := a.(k8stesting.DeleteAction).GetName()
+		obj, err := e.cluster.Tracker().Get(v1.SchemeGroupVersion.WithResource("configmaps"), ns, name)
+		if err != nil {
+			return true, nil, err
+		}
+		cm := obj.(*v1.ConfigMap).DeepCopy()
+		if cm.DeletionTimestamp == nil {
+			now := metav1.NewTime(e.clock.Now())
+			cm.DeletionTimestamp = &now
+		}
+		return true, nil, e.cluster.Tracker().Update(v1.SchemeGroupVersion.WithResource("configmaps"), cm, ns)
+	})
+}
+
+// terminating names the API's children being deleted.
+func (e *rollEnv) terminating() []string {
+	var out []string
+	for _, cm := range e.apiChildren() {
+		if cm.DeletionTimestamp != nil {
+			out = append(out, cm.Name)
+		}
+	}
+	return out
+}
+
+// finishDeletions removes the named children for good.
+func (e *rollEnv) finishDeletions(names []string) {
+	e.t.Helper()
+	for _, name := range names {
+		require.NoError(e.t, e.cluster.Tracker().Delete(v1.SchemeGroupVersion.WithResource("configmaps"), ns, name))
+	}
+}
+
 // setVersion changes the owner's template, as an edit of its spec would.
 func (e *rollEnv) setVersion(version string) {
 	e.t.Helper()
@@ -135,7 +174,7 @@ func (e *rollEnv) available() int {
 	for _, cm := range e.apiChildren() {
 		since, err := time.Parse(time.RFC3339, cm.Annotations["ready-since"])
 		minReady := time.Duration(e.owner.Spec.MinReadySeconds) * time.Second
-		if cm.Annotations["ready"] == "true" && err == nil && !since.Add(minReady).After(e.clock.Now()) {
+		if cm.DeletionTimestamp == nil && cm.Annotations["ready"] == "true" && err == nil && !since.Add(minReady).After(e.clock.Now()) {
 			n++
 		}
 	}
@@ -159,7 +198,7 @@ func (e *rollEnv) settle() {
 func (e *rollEnv) steps(check func(step int)) int {
 	e.t.Helper()
 	for step := range 200 {
-		before := e.apiNames()
+		before, leaving := e.apiNames(), e.terminating()
 		e.reconcile("web")
 		check(step)
 		// A cache that has not seen the writes yet: expectations keep the
@@ -169,6 +208,7 @@ func (e *rollEnv) steps(check func(step int)) int {
 		e.catchUp()
 		e.becomeReady(before)
 		check(step)
+		e.finishDeletions(leaving) // each lived through one sync
 		e.clock.Step(5 * time.Second)
 		e.catchUp()
 		if e.done() {
@@ -190,7 +230,7 @@ func (e *rollEnv) done() bool {
 		updated = st.UpdatedReplicas == want-e.spec.update.Partition && st.CurrentReplicas == e.spec.update.Partition
 	}
 	return st.ObservedGeneration == e.owner.Generation && st.Replicas == want && updated &&
-		st.AvailableReplicas == want && len(e.apiChildren()) == int(want)
+		st.AvailableReplicas == want && len(e.apiChildren()) == int(want) && len(e.terminating()) == 0
 }
 
 // hashes counts the API's children by their revision hash label.
@@ -558,4 +598,37 @@ func TestRolloutOptedOut(t *testing.T) {
 		assert.Equal(t, "v1", cm.Data["version"])
 	}
 	assert.Equal(t, childset.Status{Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, ObservedGeneration: 2}, e.spec.last())
+}
+
+// Children that take time to go away still count against maxSurge, and an
+// index is created again only once its old holder is gone: no name
+// conflict, never two children for one index.
+func TestRolloutGracefulDeletions(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("indexed=%v", indexed), func(t *testing.T) {
+			var opts []childset.Option
+			if indexed {
+				opts = append(opts, childset.WithIndexedNames(nil))
+			}
+			e := newRollEnv(t, 6, childset.RollingUpdate{MaxSurge: num(2), MaxUnavailable: num(1)}, opts...)
+			e.deleteGracefully()
+			e.settle()
+			sawTerminating := false
+			e.setVersion("v2")
+			e.steps(func(step int) {
+				children := e.apiChildren()
+				sawTerminating = sawTerminating || len(e.terminating()) > 0
+				if len(children) > 6+2 {
+					t.Fatalf("step %d: %d children counting those being deleted, more than 6 + 2", step, len(children))
+				}
+				if avail := e.available(); avail < 6-1 {
+					t.Fatalf("step %d: %d available, fewer than 6 - 1", step, avail)
+				}
+			})
+			assert.True(t, sawTerminating, "children lingered while being deleted")
+			assert.Empty(t, e.events(), "no name conflict")
+			st := e.spec.last()
+			assert.Equal(t, map[string]int{revisionHashOf(st.UpdateRevision): 6}, e.hashes())
+		})
+	}
 }
