@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/history"
 	"github.com/ctrlkit/ctrlkit/slowstart"
@@ -64,8 +65,8 @@ type rollout[C Object] struct {
 	template C
 }
 
-// prepareRollout returns the owner's rollout, its revisions written and
-// pruned, or nil when the owner does not roll out.
+// prepareRollout returns the owner's rollout, its update revision written
+// and its history pruned, or nil when the owner does not roll out.
 func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template C, selector labels.Selector, children, active []C) (*rollout[C], error) {
 	spec, ok := r.spec.(RolloutSpec[O])
 	if !ok || owner.GetDeletionTimestamp() != nil {
@@ -93,7 +94,12 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 	}
 	ro.revisions = withRevision(revisions, ro.update)
 	ro.current = currentRevision(ro.revisions, ro.update, active)
-	return ro, r.pruneRevisions(ctx, ro, children, int(max(spec.RevisionHistoryLimit(owner), 0)))
+	// The rollout does not wait for the history: a revision that could not
+	// be pruned is pruned by a later sync.
+	if err := r.pruneRevisions(ctx, ro, children, int(max(spec.RevisionHistoryLimit(owner), 0))); err != nil {
+		klog.FromContext(ctx).Error(err, "Pruning revisions", "kind", r.gvk.Kind, "owner", klog.KObj(owner))
+	}
+	return ro, nil
 }
 
 // manageRollout performs one pass of PlanRollout over every child of the

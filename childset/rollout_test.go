@@ -3,6 +3,7 @@ package childset_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -76,6 +78,7 @@ func (s *rolloutSpec) last() childset.Status {
 // informer store the test reads.
 type rollEnv struct {
 	*env
+	history   *refusingHistory
 	spec      *rolloutSpec
 	revisions cache.Indexer
 	owner     *appsv1.ReplicaSet
@@ -86,11 +89,11 @@ func newRollEnv(t *testing.T, replicas int32, update childset.RollingUpdate, opt
 	e := newEnv(t)
 	informer := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Apps().V1().ControllerRevisions()
 	re := &rollEnv{env: e, spec: &rolloutSpec{rsSpec: rsSpec{e.owners}, update: update, limit: 10},
-		revisions: informer.Informer().GetIndexer()}
+		revisions: informer.Informer().GetIndexer(), history: &refusingHistory{Interface: history.NewFakeHistory(informer)}}
 	e.r = childset.NewReconciler[*appsv1.ReplicaSet](re.spec,
 		readySinceKind{cmKind{childset.IndexerLister[*v1.ConfigMap](e.children)}}, configMapControl(e.client, nil),
 		append([]childset.Option{childset.WithEventRecorder(e.recorder), childset.WithClock(e.clock),
-			childset.WithRevisions(history.NewFakeHistory(informer))}, opts...)...)
+			childset.WithRevisions(re.history)}, opts...)...)
 	re.owner = newOwner("web", replicas)
 	re.owner.Generation = 1
 	re.owner.Spec.Template.Annotations = map[string]string{"version": "v1"}
@@ -134,6 +137,19 @@ func (e *rollEnv) finishDeletions(names []string) {
 	for _, name := range names {
 		require.NoError(e.t, e.cluster.Tracker().Delete(v1.SchemeGroupVersion.WithResource("configmaps"), ns, name))
 	}
+}
+
+// refusingHistory fails the deletion of the revision called refuse.
+type refusingHistory struct {
+	history.Interface
+	refuse string
+}
+
+func (h *refusingHistory) DeleteControllerRevision(ctx context.Context, rev *appsv1.ControllerRevision) error {
+	if rev.Name == h.refuse {
+		return apierrors.NewForbidden(appsv1.Resource("controllerrevisions"), rev.Name, errors.New("not allowed"))
+	}
+	return h.Interface.DeleteControllerRevision(ctx, rev)
 }
 
 // setVersion changes the owner's template, as an edit of its spec would.
@@ -631,4 +647,23 @@ func TestRolloutGracefulDeletions(t *testing.T) {
 			assert.Equal(t, map[string]int{revisionHashOf(st.UpdateRevision): 6}, e.hashes())
 		})
 	}
+}
+
+// A revision that cannot be pruned holds no rollout back.
+func TestRolloutPruneFailureDoesNotBlock(t *testing.T) {
+	e := newRollEnv(t, 2, childset.RollingUpdate{MaxSurge: num(1), MaxUnavailable: num(0)})
+	e.spec.limit = 0
+	e.settle()
+	// An idle revision whose deletion fails.
+	stuck := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-stuck", Labels: map[string]string{"app": "web"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(e.owner, rsGVK)}}, Revision: 0}
+	require.NoError(t, e.revisions.Add(stuck))
+	e.history.refuse = "web-stuck"
+	e.rollTo("v2", 1, 0)
+	assert.Equal(t, map[string]int{revisionHashOf(e.spec.last().UpdateRevision): 2}, e.hashes())
+	var kept []string
+	for _, rev := range e.revisionList() {
+		kept = append(kept, rev.Name)
+	}
+	assert.Equal(t, []string{"web-stuck", e.spec.last().UpdateRevision}, kept, "the v1 revision pruned, the stuck one kept")
 }
