@@ -39,7 +39,14 @@
 // (ReadySinceKind), and the Result asks to look again when the next ready
 // child becomes available.
 //
-// Not here yet: rolling updates over package history.
+// A Spec that implements RolloutSpec, given WithRevisions, rolls children
+// out to a new template: the template is recorded as a ControllerRevision
+// (package history; a rollback reuses its earlier revision, idle ones are
+// pruned to the history limit), each child carries its revision's hash
+// label, and PlanRollout paces the replacement within maxSurge,
+// maxUnavailable and a partition; indexed children are replaced in place,
+// highest index first. Status gains the revision fields. A Spec that does
+// not, or an owner whose RollingUpdate says false, is synced as before.
 //
 // Use it in a few lines: write a Spec for the owner and a Kind for the
 // child (embed IndexerLister for the listing), then

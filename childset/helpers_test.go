@@ -158,7 +158,7 @@ func (e *env) reconcile(name string) childset.Result {
 }
 
 // catchUp delivers the API's ConfigMaps to the cache, as an informer
-// would: adds and deletions, each observed by the core.
+// would: adds, updates and deletions, each observed by the core.
 func (e *env) catchUp() {
 	e.t.Helper()
 	live := map[string]bool{}
@@ -169,8 +169,12 @@ func (e *env) catchUp() {
 				e.t.Fatal(err)
 			}
 			e.r.ObserveAdd(cm)
-		} else if err := e.children.Update(cm); err != nil {
-			e.t.Fatal(err)
+		} else {
+			old, _, _ := e.children.GetByKey(ns + "/" + cm.Name)
+			if err := e.children.Update(cm); err != nil {
+				e.t.Fatal(err)
+			}
+			e.r.ObserveUpdate(old.(*v1.ConfigMap), cm)
 		}
 	}
 	for _, obj := range e.children.List() {
@@ -214,13 +218,15 @@ func (e *env) writes() []string {
 		if a.GetResource().Resource != "configmaps" {
 			continue
 		}
-		switch act := a.(type) {
-		case k8stesting.CreateAction:
-			out = append(out, "create "+act.GetObject().(metav1.Object).GetName())
-		case k8stesting.DeleteAction:
-			out = append(out, "delete "+act.GetName())
-		case k8stesting.PatchAction:
-			out = append(out, "patch "+act.GetName())
+		// By verb: an update action also has the methods of a create
+		// action.
+		switch a.GetVerb() {
+		case "create":
+			out = append(out, "create "+a.(k8stesting.CreateAction).GetObject().(metav1.Object).GetName())
+		case "delete":
+			out = append(out, "delete "+a.(k8stesting.DeleteAction).GetName())
+		case "patch":
+			out = append(out, "patch "+a.(k8stesting.PatchAction).GetName())
 		}
 	}
 	return out

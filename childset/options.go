@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/history"
 )
 
 // Defaults.
@@ -52,6 +53,7 @@ type config struct {
 	metrics       cgworkqueue.MetricsProvider
 	guard         *consistency.Guard
 	guardResource schema.GroupResource
+	history       history.Interface
 }
 
 func newConfig(opts []Option) config {
@@ -187,4 +189,16 @@ func WithQueueName(name string) Option {
 // none.
 func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 	return func(c *config) { c.metrics = p }
+}
+
+// WithRevisions keeps the owners' revisions in h, for a Spec that
+// implements RolloutSpec (rolling updates); NewReconciler panics when one
+// is given without the other. history.NewHistory writes ControllerRevisions
+// through client-go; history.NewFakeHistory keeps them in an informer's
+// store, for tests. A nil h panics.
+func WithRevisions(h history.Interface) Option {
+	if h == nil {
+		panic("childset: WithRevisions: nil history")
+	}
+	return func(c *config) { c.history = h }
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/history"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/slowstart"
 )
@@ -50,7 +51,8 @@ type Reconciler[O Object, C Object] struct {
 // written through writer (an *objectcontrol.Control, or objectcontrol.Fake
 // in tests): creates, deletes, and the adoption and release patches. A nil
 // spec, kind or writer panics, as does a WithDeletionOrder for another
-// child type.
+// child type, and a Spec implementing RolloutSpec without WithRevisions (or
+// the reverse).
 func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer objectcontrol.Interface[C], opts ...Option) *Reconciler[O, C] {
 	switch {
 	case spec == nil:
@@ -61,6 +63,9 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 		panic("childset: NewReconciler: nil writer")
 	}
 	cfg := newConfig(opts)
+	if _, rolls := spec.(RolloutSpec[O]); rolls != (cfg.history != nil) {
+		panic("childset: NewReconciler: a Spec that implements RolloutSpec needs WithRevisions, and WithRevisions such a Spec")
+	}
 	r := &Reconciler[O, C]{spec: spec, kind: kind, writer: writer, gvk: spec.GroupVersionKind(), cfg: cfg}
 	r.order = DefaultOrder(kind.Ready)
 	if cfg.order != nil {
@@ -165,12 +170,23 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 			terminating++
 		}
 	}
+	// With rolling updates, the revisions are recorded before any child is
+	// created, so every child carries one that exists.
+	ro, err := r.prepareRollout(ctx, owner, template, selector, children, active)
+	if errors.Is(err, errRefused) {
+		return Result{}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("syncing the revisions of %s %s: %w", r.gvk.Kind, key, err)
+	}
 	var res Result
 	var manageErr error
 	switch {
 	case !satisfied:
 		res.RequeueAfter = r.untilExpiry(expKey)
 	case owner.GetDeletionTimestamp() != nil:
+	case ro != nil:
+		res, manageErr = r.manageRollout(ctx, owner, ro, ref, expKey, children)
 	case r.cfg.indexed:
 		res, manageErr = r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
 	default:
@@ -178,7 +194,7 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	}
 	// The status counts the children this sync saw, as upstream's does: the
 	// writes it just made show in the next sync's.
-	again, err := r.writeStatus(ctx, owner, active, terminating, manageErr)
+	again, err := r.writeStatus(ctx, owner, active, terminating, ro, manageErr)
 	if err != nil {
 		// A failed status write wins over a failed create or delete: both
 		// are retried by the next sync.
@@ -246,12 +262,7 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 			return Result{}, err
 		}
 		created, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
-			child := template.DeepCopyObject().(C)
-			child.SetName("")
-			if child.GetGenerateName() == "" {
-				child.SetGenerateName(owner.GetName() + "-")
-			}
-			return r.create(ctx, owner, child, ref)
+			return r.create(ctx, owner, withGeneratedName(owner, template.DeepCopyObject().(C)), ref)
 		})
 		if missed := n - created; missed > 0 {
 			r.exp.LowerExpectations(expKey, missed, 0)
@@ -301,47 +312,12 @@ func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template 
 		return Result{}, getErr
 	}
 	if len(names) > 0 {
-		if err := r.exp.ExpectCreationsNamed(expKey, names); err != nil {
-			return Result{}, err
+		fresh := make([]C, len(names))
+		for i, name := range names {
+			fresh[i] = indexedChild(template, name, indices[name])
 		}
-		var mu sync.Mutex
-		done := make(map[string]bool, len(names))
-		_, err := slowstart.BatchIndexed(ctx, len(names), slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
-			name := names[i]
-			child := template.DeepCopyObject().(C)
-			child.SetName(name)
-			child.SetGenerateName("")
-			lbls := make(map[string]string, len(child.GetLabels())+1)
-			for k, v := range child.GetLabels() {
-				lbls[k] = v
-			}
-			lbls[IndexLabel] = strconv.Itoa(indices[name])
-			child.SetLabels(lbls)
-			err := r.create(ctx, owner, child, ref)
-			if apierrors.IsAlreadyExists(err) {
-				// The cache had not shown the holder yet.
-				var unknown C
-				r.nameConflict(owner, name, unknown, false)
-				mu.Lock()
-				res.RequeueAfter = r.cfg.conflictRetry
-				mu.Unlock()
-				return nil
-			}
-			if err == nil {
-				mu.Lock()
-				done[name] = true
-				mu.Unlock()
-			}
-			return err
-		})
-		// Names not created (failed, conflicting or never tried) will not
-		// be observed: stop expecting them.
-		for _, name := range names {
-			if !done[name] {
-				r.exp.CreationObservedNamed(expKey, name)
-			}
-		}
-		return res, err
+		created, err := r.createNamed(ctx, owner, ref, expKey, fresh)
+		return Result{RequeueAfter: max(res.RequeueAfter, created.RequeueAfter)}, err
 	}
 	if missing {
 		// Every missing name is held by a foreign object: wait for it.
@@ -376,24 +352,97 @@ func (r *Reconciler[O, C]) create(ctx context.Context, owner O, child C, ref *me
 	return err
 }
 
+// createNamed creates fresh, children already named, concurrently in
+// slow-start batches, expecting each by name; a name not created is no
+// longer expected. A name the API server says is taken gets a
+// ReasonNameConflict event and a retry.
+func (r *Reconciler[O, C]) createNamed(ctx context.Context, owner O, ref *metav1.OwnerReference, expKey string, fresh []C) (Result, error) {
+	names := make([]string, len(fresh))
+	for i, c := range fresh {
+		names[i] = c.GetName()
+	}
+	if err := r.exp.ExpectCreationsNamed(expKey, names); err != nil {
+		return Result{}, err
+	}
+	var res Result
+	var mu sync.Mutex
+	done := make(map[string]bool, len(names))
+	_, err := slowstart.BatchIndexed(ctx, len(fresh), slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
+		name := names[i]
+		err := r.create(ctx, owner, fresh[i], ref)
+		if apierrors.IsAlreadyExists(err) {
+			// The cache had not shown the holder yet.
+			var unknown C
+			r.nameConflict(owner, name, unknown, false)
+			mu.Lock()
+			res.RequeueAfter = r.cfg.conflictRetry
+			mu.Unlock()
+			return nil
+		}
+		if err == nil {
+			mu.Lock()
+			done[name] = true
+			mu.Unlock()
+		}
+		return err
+	})
+	// Names not created (failed, conflicting or never tried) will not be
+	// observed: stop expecting them.
+	for _, name := range names {
+		if !done[name] {
+			r.exp.CreationObservedNamed(expKey, name)
+		}
+	}
+	return res, err
+}
+
+// withGeneratedName readies child for a create by generateName: no name,
+// and the owner's name as the prefix unless the template has one.
+func withGeneratedName[O Object, C Object](owner O, child C) C {
+	child.SetName("")
+	if child.GetGenerateName() == "" {
+		child.SetGenerateName(owner.GetName() + "-")
+	}
+	return child
+}
+
+// indexedChild is a copy of template named name and labelled with index.
+func indexedChild[C Object](template C, name string, index int) C {
+	child := template.DeepCopyObject().(C)
+	child.SetName(name)
+	child.SetGenerateName("")
+	child.SetLabels(history.CloneAndAddLabel(child.GetLabels(), IndexLabel, strconv.Itoa(index)))
+	return child
+}
+
 // deleteChildren deletes victims concurrently, expecting each by key; a
 // failed delete is no longer expected, and a child already gone is not an
 // error.
 func (r *Reconciler[O, C]) deleteChildren(ctx context.Context, owner O, expKey string, victims []C) error {
-	keys := make([]string, len(victims))
-	for i, c := range victims {
-		keys[i] = childKey(c)
-	}
-	if err := r.exp.ExpectDeletions(expKey, keys); err != nil {
+	if err := r.exp.ExpectDeletions(expKey, childKeys(victims)); err != nil {
 		return err
 	}
+	return r.sendDeletions(ctx, owner, expKey, victims)
+}
+
+func childKeys[C Object](children []C) []string {
+	keys := make([]string, len(children))
+	for i, c := range children {
+		keys[i] = childKey(c)
+	}
+	return keys
+}
+
+// sendDeletions deletes victims, whose deletions the caller expects by
+// key, concurrently.
+func (r *Reconciler[O, C]) sendDeletions(ctx context.Context, owner O, expKey string, victims []C) error {
 	errs := make([]error, len(victims))
 	var wg sync.WaitGroup
 	for i, c := range victims {
 		wg.Go(func() {
 			err := r.writer.Delete(ctx, c.GetNamespace(), c.GetName(), owner)
 			if err != nil {
-				r.exp.DeletionObserved(expKey, keys[i])
+				r.exp.DeletionObserved(expKey, childKey(c))
 				if !apierrors.IsNotFound(err) {
 					errs[i] = err
 				}

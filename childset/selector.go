@@ -21,6 +21,9 @@ const (
 	// ReasonNameConflict: an object the owner does not control holds a
 	// name the owner wants; that index is retried later, never duplicated.
 	ReasonNameConflict = "NameConflict"
+	// ReasonRollingUpdateInvalid: the owner's rolling update is refused
+	// (RollingUpdate.Bounds); nothing is created or deleted.
+	ReasonRollingUpdateInvalid = "RollingUpdateInvalid"
 )
 
 // SpecError is why the core refused an owner's spec before any write.

@@ -21,6 +21,24 @@ type Status struct {
 	// ManageErr is why the sync's creations or deletions failed, if they
 	// did; a Spec with conditions reports it (ReplicaFailure, as upstream).
 	ManageErr error
+
+	// The revision fields are filled when the owner rolls out (see
+	// RolloutSpec) and zero otherwise.
+
+	// UpdatedReplicas counts the children (not being deleted) at the
+	// update revision.
+	UpdatedReplicas int32
+	// CurrentReplicas counts the children (not being deleted) at the
+	// current revision; it equals UpdatedReplicas once the rollout is done.
+	CurrentReplicas int32
+	// CurrentRevision names the ControllerRevision of the children being
+	// replaced; UpdateRevision names that of the owner's template. They are
+	// equal once every child is updated.
+	CurrentRevision, UpdateRevision string
+	// CollisionCount is the count of hash collisions met creating
+	// revisions. Persist it in the owner's status and return it from
+	// RolloutSpec.CollisionCount, as StatefulSets and Deployments do.
+	CollisionCount int32
 }
 
 // StatusSpec is implemented by a Spec that writes the owner's status. The
@@ -44,44 +62,77 @@ type ReadySinceKind[C Object] interface {
 	ReadySince(child C) time.Time
 }
 
+// availability decides which children of one owner count as available, at
+// one instant. The status and the rollout both count through it, so a
+// rollout never waits on a child the status calls available, or the other
+// way round.
+type availability[C Object] struct {
+	ready    func(C) bool
+	since    ReadySinceKind[C] // nil: ready means available
+	minReady time.Duration
+	now      time.Time
+}
+
+func (r *Reconciler[O, C]) availabilityOf(owner O) availability[C] {
+	a := availability[C]{ready: r.kind.Ready, now: r.cfg.clock.Now()}
+	if m, ok := r.spec.(MinReadySpec[O]); ok {
+		a.minReady = time.Duration(max(m.MinReadySeconds(owner), 0)) * time.Second
+	}
+	a.since, _ = r.kind.(ReadySinceKind[C])
+	return a
+}
+
+// check reports whether c is ready and whether it is available; for a
+// ready child not yet available, wait is how long until it is (0 when
+// that is unknown).
+func (a availability[C]) check(c C) (ready, available bool, wait time.Duration) {
+	if !a.ready(c) {
+		return false, false, 0
+	}
+	if a.minReady == 0 || a.since == nil {
+		return true, true, 0
+	}
+	at := a.since.ReadySince(c)
+	if at.IsZero() {
+		return true, false, 0
+	}
+	if wait := at.Add(a.minReady).Sub(a.now); wait > 0 {
+		return true, false, wait
+	}
+	return true, true, 0
+}
+
+// available is check's second answer.
+func (a availability[C]) available(c C) bool {
+	_, ok, _ := a.check(c)
+	return ok
+}
+
 // writeStatus computes the status of active and writes it through the
 // Spec, when the Spec writes one, and says when a ready child that is not
 // yet available becomes available (0: none), so the driver looks again
-// then.
-func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C, terminating int, manageErr error) (time.Duration, error) {
+// then. ro is the sync's rollout, nil when the owner does not roll out.
+func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C, terminating int, ro *rollout[C], manageErr error) (time.Duration, error) {
 	writer, writes := r.spec.(StatusSpec[O])
-	var minReady time.Duration
-	if m, ok := r.spec.(MinReadySpec[O]); ok {
-		minReady = time.Duration(max(m.MinReadySeconds(owner), 0)) * time.Second
-	}
-	since, _ := r.kind.(ReadySinceKind[C])
-	now := r.cfg.clock.Now()
+	avail := r.availabilityOf(owner)
 	st := Status{
 		Replicas: int32(len(active)), TerminatingReplicas: int32(terminating),
 		ObservedGeneration: owner.GetGeneration(), ManageErr: manageErr,
 	}
 	var next time.Duration
 	for _, c := range active {
-		if !r.kind.Ready(c) {
-			continue
+		ready, available, wait := avail.check(c)
+		if ready {
+			st.ReadyReplicas++
 		}
-		st.ReadyReplicas++
-		if minReady == 0 || since == nil {
+		if available {
 			st.AvailableReplicas++
-			continue
 		}
-		at := since.ReadySince(c)
-		if at.IsZero() {
-			continue
+		if wait > 0 && (next == 0 || wait < next) {
+			next = wait
 		}
-		if wait := at.Add(minReady).Sub(now); wait > 0 {
-			if next == 0 || wait < next {
-				next = wait
-			}
-			continue
-		}
-		st.AvailableReplicas++
 	}
+	ro.fillStatus(&st, active)
 	if !writes {
 		return next, nil
 	}

@@ -1,0 +1,274 @@
+package childset
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/history"
+	"github.com/ctrlkit/ctrlkit/slowstart"
+)
+
+// RolloutSpec is implemented by a Spec whose owners roll their children
+// out to a new template gradually, revision by revision, rather than
+// leaving children of an older template as they are. The Reconciler also
+// needs WithRevisions, where the revisions are kept (see revisions.go for
+// what they hold and how children are labelled).
+//
+// When RollingUpdate reports true, each sync records the template in the
+// update revision, creates missing children at it (or, within the
+// partition, at the current revision), and replaces the children of older
+// revisions within the bounds, through PlanRollout: interchangeable
+// children are surged and removed (old revisions first), indexed ones are
+// replaced in place of their index, highest first. Children count as
+// available through the Kind's Ready, MinReadySpec and ReadySinceKind, as
+// the status counts them. Status gains the revision fields.
+//
+// Spec.NewChild must then build the same child for the same owner every
+// time: any difference is a new revision, and a rollout.
+//
+// When it reports false the owner is synced as if the Spec did not
+// implement RolloutSpec: children of every template count alike and none
+// is labelled. An owner being deleted is synced that way too: no revision
+// is written for it.
+type RolloutSpec[O Object] interface {
+	// RollingUpdate is the owner's rolling update, and whether it has one.
+	// Bounds that RollingUpdate.Bounds refuses get a Warning event
+	// (ReasonRollingUpdateInvalid) and no creation or deletion.
+	RollingUpdate(owner O) (RollingUpdate, bool)
+	// RevisionHistoryLimit is how many revisions no child is at are kept,
+	// besides the current and update ones; below zero counts as zero.
+	RevisionHistoryLimit(owner O) int32
+	// CollisionCount is the count Status.CollisionCount last reported, as
+	// persisted in the owner's status; nil means zero.
+	CollisionCount(owner O) *int32
+}
+
+// errRefused tells Reconcile that the owner's spec was refused with an
+// event: nothing is written and retrying cannot help.
+var errRefused = errors.New("childset: spec refused")
+
+// rollout is one sync's view of an owner's rolling update.
+type rollout[C Object] struct {
+	settings RollingUpdate
+	bounds   RolloutBounds
+	// revisions are the owner's, oldest first, update included.
+	revisions       []*appsv1.ControllerRevision
+	update, current *appsv1.ControllerRevision
+	collisionCount  int32
+	// template is the update revision's child, from Spec.NewChild.
+	template C
+}
+
+// prepareRollout returns the owner's rollout, its update revision written
+// and its history pruned, or nil when the owner does not roll out.
+func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template C, selector labels.Selector, children, active []C) (*rollout[C], error) {
+	spec, ok := r.spec.(RolloutSpec[O])
+	if !ok || owner.GetDeletionTimestamp() != nil {
+		return nil, nil
+	}
+	settings, on := spec.RollingUpdate(owner)
+	if !on {
+		return nil, nil
+	}
+	bounds, err := settings.Bounds(r.spec.Replicas(owner))
+	if err != nil {
+		r.warn(owner, ReasonRollingUpdateInvalid, "%v; nothing is created or deleted until the object changes", err)
+		return nil, errRefused
+	}
+	ro := &rollout[C]{settings: settings, bounds: bounds, template: template}
+	if count := spec.CollisionCount(owner); count != nil {
+		ro.collisionCount = *count
+	}
+	revisions, err := r.ownedRevisions(ctx, owner, selector)
+	if err != nil {
+		return nil, err
+	}
+	if ro.update, err = r.updateRevision(ctx, owner, template, revisions, &ro.collisionCount); err != nil {
+		return nil, err
+	}
+	ro.revisions = withRevision(revisions, ro.update)
+	ro.current = currentRevision(ro.revisions, ro.update, active)
+	// The rollout does not wait for the history: a revision that could not
+	// be pruned is pruned by a later sync.
+	if err := r.pruneRevisions(ctx, ro, children, int(max(spec.RevisionHistoryLimit(owner), 0))); err != nil {
+		klog.FromContext(ctx).Error(err, "Pruning revisions", "kind", r.gvk.Kind, "owner", klog.KObj(owner))
+	}
+	return ro, nil
+}
+
+// manageRollout performs one pass of PlanRollout over every child of the
+// owner, those being deleted included.
+func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, children []C) (Result, error) {
+	ordered := slices.Clone(children)
+	slices.SortStableFunc(ordered, r.order)
+	plan := PlanRollout(r.rolloutState(owner, ro, ordered))
+	victims := make([]C, len(plan.Delete))
+	for i, at := range plan.Delete {
+		victims[i] = ordered[at]
+	}
+	if r.cfg.indexed {
+		return r.rollIndexed(ctx, owner, ro, ref, expKey, plan, victims)
+	}
+	return Result{}, r.rollInterchangeable(ctx, owner, ro, ref, expKey, plan, victims)
+}
+
+func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C) RolloutState {
+	avail := r.availabilityOf(owner)
+	updated := revisionHash(ro.update)
+	s := RolloutState{
+		Replicas: r.spec.Replicas(owner), Bounds: ro.bounds, Partition: ro.settings.Partition,
+		Indexed: r.cfg.indexed, Burst: r.cfg.burst,
+		Children: make([]RolloutChild, len(ordered)),
+	}
+	for i, c := range ordered {
+		s.Children[i] = RolloutChild{
+			Index:     r.indexOf(owner, c),
+			Updated:   childHash(c) == updated,
+			Available: avail.available(c),
+			Deleting:  c.GetDeletionTimestamp() != nil,
+		}
+	}
+	return s
+}
+
+// indexOf is c's index in indexed mode: the one its IndexLabel gives, if
+// its name is that index's name; -1 otherwise (it holds no wanted index).
+func (r *Reconciler[O, C]) indexOf(owner O, c C) int {
+	i := childIndex(c.GetLabels())
+	if !r.cfg.indexed || i < 0 || r.cfg.nameFunc(owner.GetName(), i) != c.GetName() {
+		return -1
+	}
+	return i
+}
+
+// rollInterchangeable deletes the plan's victims and creates its children
+// in one pass: PlanRollout keeps the bounds whichever completes first. The
+// deletions are expected by key and the creations by count in one record.
+func (r *Reconciler[O, C]) rollInterchangeable(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan RolloutPlan, victims []C) error {
+	fresh, err := r.rolloutChildren(ro, plan.CreateCurrent, plan.CreateUpdated)
+	if err != nil {
+		return err
+	}
+	if len(victims) > 0 {
+		if err := r.exp.ExpectDeletions(expKey, childKeys(victims)); err != nil {
+			return err
+		}
+		r.exp.RaiseExpectations(expKey, len(fresh), 0)
+	} else if len(fresh) > 0 {
+		if err := r.exp.ExpectCreations(expKey, len(fresh)); err != nil {
+			return err
+		}
+	}
+	deleteErr := r.sendDeletions(ctx, owner, expKey, victims)
+	created, createErr := slowstart.BatchIndexed(ctx, len(fresh), slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
+		return r.create(ctx, owner, withGeneratedName(owner, fresh[i]), ref)
+	})
+	if missed := len(fresh) - created; missed > 0 {
+		r.exp.LowerExpectations(expKey, missed, 0)
+	}
+	return errors.Join(deleteErr, createErr)
+}
+
+// rolloutChildren builds the children to create at the current and at the
+// update revision, each labelled with its revision's hash.
+func (r *Reconciler[O, C]) rolloutChildren(ro *rollout[C], current, updated int) ([]C, error) {
+	out := make([]C, 0, current+updated)
+	if current > 0 {
+		template, err := ro.currentTemplate()
+		if err != nil {
+			return nil, err
+		}
+		for range current {
+			out = append(out, atRevision(template, ro.current))
+		}
+	}
+	for range updated {
+		out = append(out, atRevision(ro.template, ro.update))
+	}
+	return out, nil
+}
+
+// rollIndexed creates the plan's missing indices or, when there is none to
+// create, deletes its victims: a named-creation record and a deletion
+// record cannot be pending for one owner at once (see manageIndexed), so
+// the deletions wait for the next pass. A name held by an object the owner
+// does not control is skipped with an event and a retry; one held by a
+// child of the owner holding no index is skipped silently, as it is about
+// to be deleted.
+func (r *Reconciler[O, C]) rollIndexed(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan RolloutPlan, victims []C) (Result, error) {
+	var res Result
+	var fresh []C
+	add := func(indices []int, template C, rev *appsv1.ControllerRevision) error {
+		for _, i := range indices {
+			name := r.cfg.nameFunc(owner.GetName(), i)
+			holder, found, err := r.kind.Get(owner.GetNamespace(), name)
+			switch {
+			case err != nil:
+				return err
+			case found && !metav1.IsControlledBy(holder, owner):
+				r.nameConflict(owner, name, holder, true)
+				res.RequeueAfter = r.cfg.conflictRetry
+			case !found:
+				fresh = append(fresh, indexedChild(atRevision(template, rev), name, i))
+			}
+		}
+		return nil
+	}
+	if len(plan.CreateCurrentIndices) > 0 {
+		template, err := ro.currentTemplate()
+		if err != nil {
+			return res, err
+		}
+		if err := add(plan.CreateCurrentIndices, template, ro.current); err != nil {
+			return res, err
+		}
+	}
+	if err := add(plan.CreateUpdatedIndices, ro.template, ro.update); err != nil {
+		return res, err
+	}
+	if len(fresh) > 0 {
+		created, err := r.createNamed(ctx, owner, ref, expKey, fresh)
+		return Result{RequeueAfter: max(res.RequeueAfter, created.RequeueAfter)}, err
+	}
+	return res, r.deleteChildren(ctx, owner, expKey, victims)
+}
+
+// currentTemplate is the child the current revision records.
+func (ro *rollout[C]) currentTemplate() (C, error) {
+	if ro.current == ro.update {
+		return ro.template, nil
+	}
+	return decodeTemplate(ro.current, ro.template)
+}
+
+// atRevision is a copy of template labelled as a child of rev.
+func atRevision[C Object](template C, rev *appsv1.ControllerRevision) C {
+	child := template.DeepCopyObject().(C)
+	child.SetLabels(history.CloneAndAddLabel(child.GetLabels(), history.ControllerRevisionHashLabel, revisionHash(rev)))
+	return child
+}
+
+// fillStatus adds the revision fields to st; a nil rollout adds none.
+func (ro *rollout[C]) fillStatus(st *Status, active []C) {
+	if ro == nil {
+		return
+	}
+	st.CurrentRevision, st.UpdateRevision = ro.current.Name, ro.update.Name
+	st.CollisionCount = ro.collisionCount
+	current, updated := revisionHash(ro.current), revisionHash(ro.update)
+	for _, c := range active {
+		h := childHash(c)
+		if h == updated {
+			st.UpdatedReplicas++
+		}
+		if h == current {
+			st.CurrentReplicas++
+		}
+	}
+}
