@@ -25,20 +25,29 @@
 // before any write, with a Warning event and StatusInput.SpecErr. Every
 // write of a sync has a deadline, WithWriteTimeout.
 //
-// Another framework can drive the same core: the On* methods are the informer
-// event handlers, Sync reconciles one "namespace/name" key, and
-// ProcessNextWorkItem runs one item of the controller's Queue.
+// The core is pure, as childset's is: Reconcile(ctx, "namespace/name")
+// decides and writes one sync and returns a childset.Result saying when to
+// look again (expectations expiring, a pod becoming available); it reaches
+// no queue, which a test checks over the package's files. The Observe*
+// methods turn informer events into expectations and the owner keys to
+// sync. Run is childset's worker loop over them; another framework drives
+// the same core with its own queue and handlers (ctrlruntime/podsetcr does,
+// with WithoutEventHandlers), or calls Sync and ProcessNextWorkItem.
+//
+// Every pod write goes through one writer (WithPodWriter; client-go's by
+// default), which the controller wraps with upstream's events and checks,
+// the write deadline and the read-your-writes recording.
 //
 // Upstream's four feature gates (PodDeletionCost, LogarithmicScaleDown,
 // DeploymentReplicaSetTerminatingReplicas,
 // StaleControllerConsistencyReplicaSet) are read at every sync from the
 // function given to WithFeatureGates; the defaults are upstream v1.36.3's,
 // all on. The read-your-writes guard (package consistency) is on by default
-// and records the owner's status writes and, with the default pod control,
-// its pod creations; WithReadYourWrites(false) turns it off. An owner it
+// and records the owner's status writes and the pod creations and
+// adoptions its writer returns; WithReadYourWrites(false) turns it off. An owner it
 // holds is polled every second rather than retried through the failure
 // backoff, and failures caused by an unreachable API server back off at
-// most 30 s, so owners resume soon after an outage (requeue.go).
+// most 30 s, so owners resume soon after an outage (internal/syncloop).
 //
 // AddPodControllerIndexer and FilterPodsByOwner are upstream's pod-by-owner
 // informer index, for controllers that list an owner's pods themselves.
