@@ -29,7 +29,6 @@ func parent(uid string) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: k8stypes.UID(uid)}}
 }
 
-
 func newRevision(t *testing.T, p metav1.Object, data string, number int64) *appsv1.ControllerRevision {
 	t.Helper()
 	rev, err := history.NewControllerRevision(p, setKind, map[string]string{"app": "web"}, runtime.RawExtension{Raw: []byte(data)}, number, ptr.To[int32](0))
