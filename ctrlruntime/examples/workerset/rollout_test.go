@@ -167,3 +167,32 @@ func TestWorkerSetWithoutStrategyDoesNotRoll(t *testing.T) {
 	assert.Empty(t, f.revisions(t))
 	assert.Equal(t, int32(2), f.set(t).Status.ReadyReplicas)
 }
+
+// DeepCopy copies the rollout fields too.
+func TestDeepCopyRolloutFields(t *testing.T) {
+	set := newSet(1)
+	surge, unavailable := intstr.FromInt32(1), intstr.FromString("10%")
+	set.Spec.Strategy.RollingUpdate = &workerset.RollingUpdate{MaxSurge: &surge, MaxUnavailable: &unavailable, Partition: 2}
+	set.Spec.RevisionHistoryLimit = ptrTo(int32(3))
+	set.Status.CollisionCount = ptrTo(int32(1))
+	cp := set.DeepCopy()
+	*cp.Spec.Strategy.RollingUpdate.MaxSurge = intstr.FromInt32(9)
+	*cp.Spec.Strategy.RollingUpdate.MaxUnavailable = intstr.FromInt32(9)
+	cp.Spec.Strategy.RollingUpdate.Partition = 9
+	*cp.Spec.RevisionHistoryLimit = 9
+	*cp.Status.CollisionCount = 9
+	assert.Equal(t, surge, *set.Spec.Strategy.RollingUpdate.MaxSurge)
+	assert.Equal(t, unavailable, *set.Spec.Strategy.RollingUpdate.MaxUnavailable)
+	assert.Equal(t, int32(2), set.Spec.Strategy.RollingUpdate.Partition)
+	assert.Equal(t, int32(3), *set.Spec.RevisionHistoryLimit)
+	assert.Equal(t, int32(1), *set.Status.CollisionCount)
+
+	w := worker("w", true, set)
+	since := metav1.NewTime(time.Unix(100, 0))
+	w.Status.ReadySince = &since
+	wc := w.DeepCopy()
+	wc.Status.ReadySince.Time = time.Unix(200, 0)
+	assert.Equal(t, time.Unix(100, 0), w.Status.ReadySince.Time)
+}
+
+func ptrTo[T any](v T) *T { return &v }
