@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -43,8 +44,11 @@ func TestWorkerSetRollingUpdate(t *testing.T) {
 	sets := dyn.Resource(workerSetsResource).Namespace(ns)
 	revisions := dyn.Resource(appsv1.SchemeGroupVersion.WithResource("controllerrevisions")).Namespace(ns)
 
-	sampler := &rolloutSampler{}
-	startRolloutSampler(t, dyn, ns, sampler)
+	sampler := &rolloutSampler{maxTotal: replicas + surge, minReady: replicas, ready: func(u *unstructured.Unstructured) bool {
+		ready, _, _ := unstructured.NestedBool(u.Object, "status", "ready")
+		return ready
+	}}
+	startRolloutSampler(t, dyn, ns, workersResource, sampler)
 	startAgents(t, ctx, workers)
 	stop := startChildsetManager(t, cfg, "0", func(mgr ctrl.Manager) error {
 		_, err := workerset.SetupWithManager(mgr, childsetQueue)
@@ -91,12 +95,26 @@ func TestWorkerSetRollingUpdate(t *testing.T) {
 	list, err = revisions.List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, list.Items, 2, "no third revision")
+	var firstUID types.UID
 	for _, r := range list.Items {
 		if r.GetName() == first {
+			firstUID = r.GetUID()
 			n, _, _ := unstructured.NestedInt64(r.Object, "revision")
 			require.Equal(t, int64(3), n, "the reused revision is renumbered as the newest")
 		}
 	}
+
+	// The revision watch: a revision deleted by someone else syncs its
+	// owner, which records its template again (nothing else changes, so
+	// only that event can trigger the sync).
+	require.NoError(t, revisions.Delete(ctx, first, metav1.DeleteOptions{}))
+	require.NoError(t, waitFor(time.Minute, func() (bool, error) {
+		r, err := revisions.Get(ctx, first, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return r.GetUID() != firstUID, fmt.Errorf("still the deleted revision")
+	}), "the deleted update revision was never recorded again")
 }
 
 // setImage changes the WorkerSet's template image and returns the
@@ -193,6 +211,9 @@ func startAgents(t *testing.T, ctx context.Context, workers dynamic.ResourceInte
 // rolloutSampler records every watched state of the Workers and replays
 // them in resourceVersion order, checking a rollout's bounds.
 type rolloutSampler struct {
+	ready              func(*unstructured.Unstructured) bool
+	maxTotal, minReady int
+
 	mu     sync.Mutex
 	events []rolloutEvent
 	lastRV int64
@@ -227,7 +248,7 @@ func (s *rolloutSampler) record(obj any, deleted bool) {
 	if ref := metav1.GetControllerOf(u); ref != nil {
 		ev.owner = ref.UID
 	}
-	ev.ready, _, _ = unstructured.NestedBool(u.Object, "status", "ready")
+	ev.ready = s.ready(u)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
@@ -247,10 +268,10 @@ type rolloutReport struct {
 	Violations []string
 }
 
-// replay rebuilds the Workers of owner in resourceVersion order and checks
-// every event after from: total ≤ 50+13 and ready ≥ 50.
+// replay rebuilds the children of owner in resourceVersion order and
+// checks every event after from: total ≤ maxTotal and ready ≥ minReady.
 func (s *rolloutSampler) replay(from int64, owner types.UID) rolloutReport {
-	const maxTotal, minReady = 63, 50
+	maxTotal, minReady := s.maxTotal, s.minReady
 	s.mu.Lock()
 	events := slices.Clone(s.events)
 	s.mu.Unlock()
@@ -295,13 +316,13 @@ func (s *rolloutSampler) replay(from int64, owner types.UID) rolloutReport {
 	return rep
 }
 
-// startRolloutSampler watches the Workers of ns for s, from before the
-// scenario writes anything, until the test ends.
-func startRolloutSampler(t *testing.T, dyn dynamic.Interface, ns string, s *rolloutSampler) {
+// startRolloutSampler watches the children (res) of ns for s, from before
+// the scenario writes anything, until the test ends.
+func startRolloutSampler(t *testing.T, dyn dynamic.Interface, ns string, res schema.GroupVersionResource, s *rolloutSampler) {
 	t.Helper()
 	stop := make(chan struct{})
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
-	_, err := factory.ForResource(workersResource).Informer().AddEventHandler(s.handler())
+	_, err := factory.ForResource(res).Informer().AddEventHandler(s.handler())
 	require.NoError(t, err)
 	factory.Start(stop)
 	t.Cleanup(func() {
