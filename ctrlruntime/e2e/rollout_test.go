@@ -145,9 +145,21 @@ func setImage(t *testing.T, ctx context.Context, sets dynamic.ResourceInterface,
 // revision's name.
 func waitRolledOut(t *testing.T, ctx context.Context, sets, workers dynamic.ResourceInterface, owner types.UID, image string, replicas int64) string {
 	t.Helper()
+	return waitOwnerRolledOut(t, ctx, sets, workers, "pool", owner, replicas, image, func(u *unstructured.Unstructured) string {
+		img, _, _ := unstructured.NestedString(u.Object, "spec", "image")
+		return img
+	})
+}
+
+// waitOwnerRolledOut waits until the status of the owner called name
+// reports every child updated and ready at one revision, and its children
+// say the same (imageOf reads a child's image); it returns the revision.
+func waitOwnerRolledOut(t *testing.T, ctx context.Context, owners, children dynamic.ResourceInterface, name string, owner types.UID,
+	replicas int64, image string, imageOf func(*unstructured.Unstructured) string) string {
+	t.Helper()
 	var update string
 	require.NoError(t, waitFor(3*time.Minute, func() (bool, error) {
-		set, err := sets.Get(ctx, "pool", metav1.GetOptions{})
+		set, err := owners.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -156,21 +168,21 @@ func waitRolledOut(t *testing.T, ctx context.Context, sets, workers dynamic.Reso
 		if update == "" || st["currentRevision"] != update || st["updatedReplicas"] != replicas || st["readyReplicas"] != replicas || st["replicas"] != replicas {
 			return false, fmt.Errorf("status %v", st)
 		}
-		live, err := controlledLive(ctx, workers, owner)
+		live, err := controlledLive(ctx, children, owner)
 		if err != nil {
 			return false, err
 		}
 		if int64(len(live)) != replicas {
-			return false, fmt.Errorf("%d live Workers", len(live))
+			return false, fmt.Errorf("%d live children", len(live))
 		}
-		for _, w := range live {
-			img, _, _ := unstructured.NestedString(w.Object, "spec", "image")
-			if img != image || "pool-"+w.GetLabels()[history.ControllerRevisionHashLabel] != update {
-				return false, fmt.Errorf("worker %s at %s, %s", w.GetName(), img, w.GetLabels()[history.ControllerRevisionHashLabel])
+		for _, c := range live {
+			img := imageOf(&c)
+			if img != image || name+"-"+c.GetLabels()[history.ControllerRevisionHashLabel] != update {
+				return false, fmt.Errorf("child %s at %s, %s", c.GetName(), img, c.GetLabels()[history.ControllerRevisionHashLabel])
 			}
 		}
 		return true, nil
-	}), "WorkerSet pool never rolled out to %s", image)
+	}), "%s never rolled out to %s", name, image)
 	return update
 }
 
