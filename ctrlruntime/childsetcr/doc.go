@@ -21,6 +21,12 @@
 // owners whose selector matches it. OwnerHandler forgets the expectations
 // of a deleted owner.
 //
+// A Spec that also implements childset.RolloutSpec gets rolling updates
+// with no further option: its revisions are ControllerRevisions kept
+// through crhistory over the manager's client and cache, and a revision
+// event syncs its owner. RBAC: apps/controllerrevisions get, list, watch,
+// create, update, patch, delete; the scheme must hold apps/v1.
+//
 // The pieces are exported for controllers assembled by hand: Reconciler,
 // ChildHandler, OwnerHandler, Lister and AddControllerIndex.
 package childsetcr

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,10 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/crhistory"
 )
 
 // Spec is the owner adapter: childset.Spec without Get, since owners are
@@ -59,6 +62,18 @@ type Kind[C client.Object] interface {
 // owner (OwnerHandler) and the child (ChildHandler). A nil mgr, spec or
 // kind panics.
 //
+// A spec that implements childset.RolloutSpec rolls its owners' children
+// out revision by revision: SetupWithManager then passes
+// childset.WithRevisions with a crhistory.History over the manager's
+// client, cache and API reader (a WithRevisions among opts wins), and
+// watches ControllerRevisions, so a revision changed or deleted by someone
+// else syncs the owner controlling it. The manager's scheme must hold
+// apps/v1 (an error otherwise), and the controller's RBAC needs get, list,
+// watch, create, update, patch and delete on
+// apps/controllerrevisions. The optional interfaces of childset
+// (StatusSpec, MinReadySpec, RolloutSpec) are honoured on a spec without
+// Get as on a whole childset.Spec.
+//
 // ControllerField is registered on the child kind in the manager's cache
 // when the controller starts, with its event sources and before its first
 // reconcile (registering it asks the API server for the child's resource,
@@ -76,6 +91,7 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	// For and Watches get objects of their own: a source keeps the object
 	// it is given.
 	watchedOwner, _ := newObject[O](gvk)
+	revisionOwner, _ := newObject[O](gvk)
 	child, err := newObject[C](schema.GroupVersionKind{})
 	if err != nil {
 		return nil, err
@@ -88,13 +104,21 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	// objectcontrol records core/v1 events with upstream's reasons, so the
 	// core takes the manager's core/v1 recorder.
 	recorder := mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
-	if _, full := spec.(childset.Spec[O, C]); !full {
-		// Owners from the cache, and the owner checked live before an
-		// adoption, as upstream re-reads it: a cached owner may not show yet
-		// that it is being deleted.
-		spec = liveSpec[O, C]{cachedSpec[O, C]{Spec: spec, reader: mgr.GetCache()}, mgr.GetAPIReader()}
+	// Owners from the cache, and the owner checked live before an adoption,
+	// as upstream re-reads it: a cached owner may not show yet that it is
+	// being deleted.
+	full := completeSpec(spec, mgr.GetCache(), mgr.GetAPIReader())
+	coreOpts := cfg.childset
+	_, rolls := full.(childset.RolloutSpec[O])
+	if rolls {
+		if err := checkRevisionScheme(mgr.GetScheme()); err != nil {
+			return nil, err
+		}
+		// Before the caller's options, so a WithRevisions of theirs wins.
+		h := crhistory.New(mgr.GetClient(), mgr.GetCache(), crhistory.WithLiveReader(mgr.GetAPIReader()))
+		coreOpts = append([]childset.Option{childset.WithRevisions(h)}, coreOpts...)
 	}
-	core, err := NewCore(mgr.GetClient(), mgr.GetCache(), recorder, spec, kind, cfg.childset...)
+	core, err := NewCore(mgr.GetClient(), mgr.GetCache(), recorder, full, kind, coreOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +133,11 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 		Watches(watchedOwner, NewOwnerHandler(core)).
 		Watches(child, children).
 		WithOptions(cfg.ctrlOptions)
+	if rolls {
+		// A revision changed or deleted by someone else syncs its owner.
+		b = b.Watches(&appsv1.ControllerRevision{}, handler.EnqueueRequestForOwner(
+			mgr.GetScheme(), mgr.GetRESTMapper(), revisionOwner, handler.OnlyControllerOwner()))
+	}
 	if _, ownLister := kind.(childset.Lister[C]); !ownLister {
 		b = b.WatchesRawSource(indexSource[C]{indexer: mgr.GetFieldIndexer()})
 	}
@@ -127,7 +156,9 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 // and children are written through c: strategic merge patches for the kinds
 // client-go knows, JSON merge patches for custom resources, which refuse
 // the former. Events go to recorder (nil records none); opts apply after
-// childset.WithEventRecorder(recorder). A nil c, spec or kind panics.
+// childset.WithEventRecorder(recorder) and, for a spec that implements
+// childset.RolloutSpec, after childset.WithRevisions over crhistory.New(c,
+// reader). A nil c, spec or kind panics.
 func NewCore[O, C client.Object](c client.Client, reader client.Reader, recorder record.EventRecorder, spec Spec[O, C], kind Kind[C], opts ...childset.Option) (*childset.Reconciler[O, C], error) {
 	if c == nil || spec == nil || kind == nil {
 		panic("childsetcr: NewCore: nil client, spec or kind")
@@ -143,9 +174,13 @@ func NewCore[O, C client.Object](c client.Client, reader client.Reader, recorder
 	if err != nil {
 		return nil, fmt.Errorf("childsetcr: the child kind: %w", err)
 	}
-	fullSpec, ok := spec.(childset.Spec[O, C])
-	if !ok {
-		fullSpec = cachedSpec[O, C]{Spec: spec, reader: reader}
+	fullSpec := completeSpec(spec, reader, nil)
+	if _, rolls := fullSpec.(childset.RolloutSpec[O]); rolls {
+		if err := checkRevisionScheme(c.Scheme()); err != nil {
+			return nil, err
+		}
+		// Before opts, so a WithRevisions among them wins.
+		opts = append([]childset.Option{childset.WithRevisions(crhistory.New(c, reader))}, opts...)
 	}
 	fullKind, ok := kind.(childset.Kind[C])
 	if !ok {

@@ -1,19 +1,27 @@
 package gang
 
 import (
+	"context"
+	"errors"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
+	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
-// GangAdapter tells childset what a Gang wants.
-type GangAdapter struct{}
+// GangAdapter tells childset what a Gang wants, and writes its status
+// through Client's status subresource.
+type GangAdapter struct{ Client client.Client }
 
 // GroupVersionKind is Gang's.
 func (GangAdapter) GroupVersionKind() schema.GroupVersionKind { return GroupVersion.WithKind("Gang") }
@@ -33,6 +41,47 @@ func (GangAdapter) NewChild(g *Gang) (*corev1.Pod, error) {
 	return &corev1.Pod{ObjectMeta: t.ObjectMeta, Spec: t.Spec}, nil
 }
 
+// RollingUpdate is spec.strategy.rollingUpdate, if any.
+func (GangAdapter) RollingUpdate(g *Gang) (childset.RollingUpdate, bool) {
+	ru := g.Spec.Strategy.RollingUpdate
+	if ru == nil {
+		return childset.RollingUpdate{}, false
+	}
+	return childset.RollingUpdate{MaxSurge: ru.MaxSurge, MaxUnavailable: ru.MaxUnavailable, Partition: ru.Partition}, true
+}
+
+// RevisionHistoryLimit is spec.revisionHistoryLimit; nil means 10.
+func (GangAdapter) RevisionHistoryLimit(g *Gang) int32 {
+	return ptr.Deref(g.Spec.RevisionHistoryLimit, 10)
+}
+
+// CollisionCount is status.collisionCount.
+func (GangAdapter) CollisionCount(g *Gang) *int32 { return g.Status.CollisionCount }
+
+// MinReadySeconds is spec.minReadySeconds.
+func (GangAdapter) MinReadySeconds(g *Gang) int32 { return g.Spec.MinReadySeconds }
+
+// UpdateStatus writes what the sync saw, when it changed, as a merge patch
+// of the status subresource.
+func (a GangAdapter) UpdateStatus(ctx context.Context, g *Gang, st childset.Status) error {
+	want := GangStatus{ObservedGeneration: st.ObservedGeneration, Replicas: st.Replicas,
+		ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas, UpdatedReplicas: st.UpdatedReplicas,
+		CurrentReplicas: st.CurrentReplicas, TerminatingReplicas: st.TerminatingReplicas,
+		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: g.Status.CollisionCount}
+	if st.UpdateRevision != "" {
+		want.CollisionCount = &st.CollisionCount
+	}
+	if equality.Semantic.DeepEqual(g.Status, want) {
+		return nil
+	}
+	if a.Client == nil {
+		return errors.New("gang: GangAdapter has no Client to write the status with")
+	}
+	updated := g.DeepCopy()
+	updated.Status = want
+	return a.Client.Status().Patch(ctx, updated, client.MergeFrom(g))
+}
+
 // PodAdapter tells childset which pods are ready.
 type PodAdapter struct{}
 
@@ -46,14 +95,19 @@ func (PodAdapter) Ready(p *corev1.Pod) bool {
 	return false
 }
 
+// ReadySince is when the pod's Ready condition last turned true.
+func (PodAdapter) ReadySince(p *corev1.Pod) time.Time { return podstate.ReadyTime(p).Time }
+
 // Controller is the Gang controller in a manager.
 type Controller = childsetcr.Reconciler[*Gang, *corev1.Pod]
 
 // SetupWithManager adds the Gang controller, named "gang", to mgr, whose
-// scheme must hold client-go's types and AddToScheme's. Pods are indexed:
+// scheme must hold client-go's types and AddToScheme's. Its RBAC: Gangs
+// (and their status), pods, and apps/controllerrevisions (get, list,
+// watch, create, update, patch, delete) for the rollout history. Pods are indexed:
 // <gang>-0 .. <gang>-(n-1). opts come after the defaults, so theirs win.
 func SetupWithManager(mgr ctrl.Manager, opts ...childsetcr.Option) (*Controller, error) {
-	return childsetcr.SetupWithManager[*Gang, *corev1.Pod](mgr, GangAdapter{}, PodAdapter{},
+	return childsetcr.SetupWithManager[*Gang, *corev1.Pod](mgr, GangAdapter{mgr.GetClient()}, PodAdapter{},
 		append([]childsetcr.Option{childsetcr.WithName("gang"),
 			childsetcr.WithChildSetOptions(childset.WithIndexedNames(nil))}, opts...)...)
 }

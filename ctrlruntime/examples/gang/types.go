@@ -3,10 +3,12 @@ package gang
 import (
 	_ "embed"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // CRD holds the Gang CustomResourceDefinition (crd.yaml).
@@ -17,18 +19,20 @@ var CRD []byte
 // GroupVersion is the API group and version of Gang.
 var GroupVersion = schema.GroupVersion{Group: "examples.ctrlkit.io", Version: "v1alpha1"}
 
-// AddToScheme registers Gang and GangList.
+// AddToScheme registers Gang and GangList, and apps/v1, whose
+// ControllerRevisions keep a Gang's rollout history.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &Gang{}, &GangList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
-	return nil
+	return appsv1.AddToScheme(s)
 }
 
 // Gang keeps spec.replicas pods named <gang>-<index>.
 type Gang struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              GangSpec `json:"spec"`
+	Spec              GangSpec   `json:"spec"`
+	Status            GangStatus `json:"status,omitempty"`
 }
 
 // GangSpec is what a Gang wants.
@@ -39,6 +43,43 @@ type GangSpec struct {
 	Selector *metav1.LabelSelector `json:"selector"`
 	// Template is what each pod is made from.
 	Template corev1.PodTemplateSpec `json:"template"`
+	// Strategy is how pods move to a changed template. Without a
+	// rollingUpdate, pods of an older template stay as they are.
+	Strategy Strategy `json:"strategy,omitempty"`
+	// RevisionHistoryLimit is how many old revisions are kept; nil means 10.
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// MinReadySeconds is how long a pod must have been ready to count as
+	// available.
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+}
+
+// Strategy holds the rolling update, if any.
+type Strategy struct {
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+}
+
+// RollingUpdate replaces pods in place of their index, highest first,
+// keeping the indices below partition at the current revision. An index
+// has one name, so maxSurge adds no pods (see childset.PlanRollout); nil
+// bounds mean 25%.
+type RollingUpdate struct {
+	MaxSurge       *intstr.IntOrString `json:"maxSurge,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+	Partition      int32               `json:"partition,omitempty"`
+}
+
+// GangStatus is what the controller last saw of the pods.
+type GangStatus struct {
+	ObservedGeneration  int64  `json:"observedGeneration,omitempty"`
+	Replicas            int32  `json:"replicas,omitempty"`
+	ReadyReplicas       int32  `json:"readyReplicas,omitempty"`
+	AvailableReplicas   int32  `json:"availableReplicas,omitempty"`
+	UpdatedReplicas     int32  `json:"updatedReplicas,omitempty"`
+	CurrentReplicas     int32  `json:"currentReplicas,omitempty"`
+	TerminatingReplicas int32  `json:"terminatingReplicas,omitempty"`
+	CurrentRevision     string `json:"currentRevision,omitempty"`
+	UpdateRevision      string `json:"updateRevision,omitempty"`
+	CollisionCount      *int32 `json:"collisionCount,omitempty"`
 }
 
 // GangList is a list of Gangs.
@@ -58,6 +99,25 @@ func (g *Gang) DeepCopyInto(out *Gang) {
 	}
 	out.Spec.Selector = g.Spec.Selector.DeepCopy()
 	g.Spec.Template.DeepCopyInto(&out.Spec.Template)
+	if g.Spec.RevisionHistoryLimit != nil {
+		out.Spec.RevisionHistoryLimit = new(int32)
+		*out.Spec.RevisionHistoryLimit = *g.Spec.RevisionHistoryLimit
+	}
+	if ru := g.Spec.Strategy.RollingUpdate; ru != nil {
+		out.Spec.Strategy.RollingUpdate = &RollingUpdate{Partition: ru.Partition}
+		if ru.MaxSurge != nil {
+			v := *ru.MaxSurge
+			out.Spec.Strategy.RollingUpdate.MaxSurge = &v
+		}
+		if ru.MaxUnavailable != nil {
+			v := *ru.MaxUnavailable
+			out.Spec.Strategy.RollingUpdate.MaxUnavailable = &v
+		}
+	}
+	if g.Status.CollisionCount != nil {
+		out.Status.CollisionCount = new(int32)
+		*out.Status.CollisionCount = *g.Status.CollisionCount
+	}
 }
 
 // DeepCopy returns a copy of g.

@@ -1,19 +1,26 @@
 package workerset
 
 import (
+	"context"
+	"errors"
 	"maps"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 )
 
-// SetAdapter tells childset what a WorkerSet wants.
-type SetAdapter struct{}
+// SetAdapter tells childset what a WorkerSet wants, and writes its status
+// through Client's status subresource.
+type SetAdapter struct{ Client client.Client }
 
 // GroupVersionKind is WorkerSet's.
 func (SetAdapter) GroupVersionKind() schema.GroupVersionKind {
@@ -40,6 +47,47 @@ func (SetAdapter) NewChild(s *WorkerSet) (*Worker, error) {
 	}, nil
 }
 
+// RollingUpdate is spec.strategy.rollingUpdate, if any.
+func (SetAdapter) RollingUpdate(s *WorkerSet) (childset.RollingUpdate, bool) {
+	ru := s.Spec.Strategy.RollingUpdate
+	if ru == nil {
+		return childset.RollingUpdate{}, false
+	}
+	return childset.RollingUpdate{MaxSurge: ru.MaxSurge, MaxUnavailable: ru.MaxUnavailable, Partition: ru.Partition}, true
+}
+
+// RevisionHistoryLimit is spec.revisionHistoryLimit; nil means 10.
+func (SetAdapter) RevisionHistoryLimit(s *WorkerSet) int32 {
+	return ptr.Deref(s.Spec.RevisionHistoryLimit, 10)
+}
+
+// CollisionCount is status.collisionCount.
+func (SetAdapter) CollisionCount(s *WorkerSet) *int32 { return s.Status.CollisionCount }
+
+// MinReadySeconds is spec.minReadySeconds.
+func (SetAdapter) MinReadySeconds(s *WorkerSet) int32 { return s.Spec.MinReadySeconds }
+
+// UpdateStatus writes what the sync saw, when it changed, as a merge patch
+// of the status subresource.
+func (a SetAdapter) UpdateStatus(ctx context.Context, s *WorkerSet, st childset.Status) error {
+	want := WorkerSetStatus{ObservedGeneration: st.ObservedGeneration, Replicas: st.Replicas,
+		ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas, UpdatedReplicas: st.UpdatedReplicas,
+		CurrentReplicas: st.CurrentReplicas, TerminatingReplicas: st.TerminatingReplicas,
+		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: s.Status.CollisionCount}
+	if st.UpdateRevision != "" {
+		want.CollisionCount = &st.CollisionCount
+	}
+	if equality.Semantic.DeepEqual(s.Status, want) {
+		return nil
+	}
+	if a.Client == nil {
+		return errors.New("workerset: SetAdapter has no Client to write the status with")
+	}
+	updated := s.DeepCopy()
+	updated.Status = want
+	return a.Client.Status().Patch(ctx, updated, client.MergeFrom(s))
+}
+
 // WorkerAdapter tells childset which Workers are ready: the ones deleted
 // last on a scale-down.
 type WorkerAdapter struct{}
@@ -47,13 +95,24 @@ type WorkerAdapter struct{}
 // Ready is status.ready.
 func (WorkerAdapter) Ready(w *Worker) bool { return w.Status.Ready }
 
+// ReadySince is status.readySince: with minReadySeconds, a ready Worker
+// whose agent does not report it never counts as available.
+func (WorkerAdapter) ReadySince(w *Worker) time.Time {
+	if w.Status.ReadySince == nil {
+		return time.Time{}
+	}
+	return w.Status.ReadySince.Time
+}
+
 // Controller is the WorkerSet controller in a manager.
 type Controller = childsetcr.Reconciler[*WorkerSet, *Worker]
 
 // SetupWithManager adds the WorkerSet controller, named "workerset", to
-// mgr, whose scheme must hold AddToScheme's types. opts come after the
+// mgr, whose scheme must hold AddToScheme's types. Its RBAC: WorkerSets
+// (and their status) and Workers, and apps/controllerrevisions (get, list,
+// watch, create, update, patch, delete) for the rollout history. opts come after the
 // name, so a WithName among them wins.
 func SetupWithManager(mgr ctrl.Manager, opts ...childsetcr.Option) (*Controller, error) {
-	return childsetcr.SetupWithManager[*WorkerSet, *Worker](mgr, SetAdapter{}, WorkerAdapter{},
+	return childsetcr.SetupWithManager[*WorkerSet, *Worker](mgr, SetAdapter{mgr.GetClient()}, WorkerAdapter{},
 		append([]childsetcr.Option{childsetcr.WithName("workerset")}, opts...)...)
 }

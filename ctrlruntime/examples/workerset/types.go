@@ -4,9 +4,11 @@ import (
 	_ "embed"
 	"maps"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // CRD holds the WorkerSet and Worker CustomResourceDefinitions (crd.yaml).
@@ -17,18 +19,20 @@ var CRD []byte
 // GroupVersion is the API group and version of WorkerSet and Worker.
 var GroupVersion = schema.GroupVersion{Group: "examples.ctrlkit.io", Version: "v1alpha1"}
 
-// AddToScheme registers WorkerSet, Worker and their lists.
+// AddToScheme registers WorkerSet, Worker and their lists, and apps/v1,
+// whose ControllerRevisions keep a WorkerSet's rollout history.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &WorkerSet{}, &WorkerSetList{}, &Worker{}, &WorkerList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
-	return nil
+	return appsv1.AddToScheme(s)
 }
 
 // WorkerSet keeps spec.replicas Workers.
 type WorkerSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              WorkerSetSpec `json:"spec"`
+	Spec              WorkerSetSpec   `json:"spec"`
+	Status            WorkerSetStatus `json:"status,omitempty"`
 }
 
 // WorkerSetSpec is what a WorkerSet wants.
@@ -39,6 +43,41 @@ type WorkerSetSpec struct {
 	Selector *metav1.LabelSelector `json:"selector"`
 	// Template is what each Worker is made from.
 	Template WorkerTemplate `json:"template"`
+	// Strategy is how Workers move to a changed template. Without a
+	// rollingUpdate, Workers of an older template stay as they are.
+	Strategy Strategy `json:"strategy,omitempty"`
+	// RevisionHistoryLimit is how many old revisions are kept; nil means 10.
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// MinReadySeconds is how long a Worker must have been ready (its
+	// status.readySince) to count as available.
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+}
+
+// Strategy holds the rolling update, if any.
+type Strategy struct {
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+}
+
+// RollingUpdate bounds a rollout as a Deployment's does (nil bounds mean
+// 25%), and keeps partition Workers at the current revision.
+type RollingUpdate struct {
+	MaxSurge       *intstr.IntOrString `json:"maxSurge,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+	Partition      int32               `json:"partition,omitempty"`
+}
+
+// WorkerSetStatus is what the controller last saw of the Workers.
+type WorkerSetStatus struct {
+	ObservedGeneration  int64  `json:"observedGeneration,omitempty"`
+	Replicas            int32  `json:"replicas,omitempty"`
+	ReadyReplicas       int32  `json:"readyReplicas,omitempty"`
+	AvailableReplicas   int32  `json:"availableReplicas,omitempty"`
+	UpdatedReplicas     int32  `json:"updatedReplicas,omitempty"`
+	CurrentReplicas     int32  `json:"currentReplicas,omitempty"`
+	TerminatingReplicas int32  `json:"terminatingReplicas,omitempty"`
+	CurrentRevision     string `json:"currentRevision,omitempty"`
+	UpdateRevision      string `json:"updateRevision,omitempty"`
+	CollisionCount      *int32 `json:"collisionCount,omitempty"`
 }
 
 // WorkerTemplate is a Worker to make: its labels and annotations, and its
@@ -79,6 +118,8 @@ type WorkerSpec struct {
 // WorkerStatus is what the Worker's agent reports.
 type WorkerStatus struct {
 	Ready bool `json:"ready,omitempty"`
+	// ReadySince is when the Worker last became ready.
+	ReadySince *metav1.Time `json:"readySince,omitempty"`
 }
 
 // WorkerList is a list of Workers.
@@ -96,6 +137,10 @@ func (s *WorkerSet) DeepCopyInto(out *WorkerSet) {
 	*out = *s
 	s.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	s.Spec.DeepCopyInto(&out.Spec)
+	if s.Status.CollisionCount != nil {
+		out.Status.CollisionCount = new(int32)
+		*out.Status.CollisionCount = *s.Status.CollisionCount
+	}
 }
 
 // DeepCopy returns a copy of s.
@@ -126,6 +171,21 @@ func (s *WorkerSetSpec) DeepCopyInto(out *WorkerSetSpec) {
 	out.Selector = s.Selector.DeepCopy()
 	out.Template.Metadata.Labels = maps.Clone(s.Template.Metadata.Labels)
 	out.Template.Metadata.Annotations = maps.Clone(s.Template.Metadata.Annotations)
+	if s.RevisionHistoryLimit != nil {
+		out.RevisionHistoryLimit = new(int32)
+		*out.RevisionHistoryLimit = *s.RevisionHistoryLimit
+	}
+	if ru := s.Strategy.RollingUpdate; ru != nil {
+		out.Strategy.RollingUpdate = &RollingUpdate{Partition: ru.Partition}
+		if ru.MaxSurge != nil {
+			v := *ru.MaxSurge
+			out.Strategy.RollingUpdate.MaxSurge = &v
+		}
+		if ru.MaxUnavailable != nil {
+			v := *ru.MaxUnavailable
+			out.Strategy.RollingUpdate.MaxUnavailable = &v
+		}
+	}
 }
 
 // DeepCopyInto copies l into out.
@@ -154,6 +214,7 @@ func (l *WorkerSetList) DeepCopyObject() runtime.Object {
 func (w *Worker) DeepCopyInto(out *Worker) {
 	*out = *w
 	w.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Status.ReadySince = w.Status.ReadySince.DeepCopy()
 }
 
 // DeepCopy returns a copy of w.

@@ -52,9 +52,9 @@ func reconcileOnce(t *testing.T, recorder record.EventRecorder, objs ...client.O
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, workerset.AddToScheme(scheme))
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&workerset.WorkerSet{}).
 		WithIndex(&workerset.Worker{}, childsetcr.ControllerField, childsetcr.IndexByController).Build()
-	core, err := childsetcr.NewCore(c, nil, recorder, workerset.SetAdapter{}, workerset.WorkerAdapter{})
+	core, err := childsetcr.NewCore(c, nil, recorder, workerset.SetAdapter{Client: c}, workerset.WorkerAdapter{})
 	require.NoError(t, err)
 	res, err := childsetcr.NewReconciler(core).Reconcile(context.Background(),
 		reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "pool"}})

@@ -1,0 +1,92 @@
+package childsetcr
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ctrlkit/ctrlkit/childset"
+)
+
+// A Spec the host completes with Get must keep the optional interfaces the
+// core looks for on it (status, minReadySeconds, rolling updates), or a
+// user's UpdateStatus would silently never run. cachedSpec forwards the
+// status and minReadySeconds ones, whose absence and a neutral answer mean
+// the same to the core; RolloutSpec cannot be forwarded that way (the core
+// needs WithRevisions exactly when a Spec implements it), so a Spec that
+// rolls out is wrapped once more, in rollingSpec.
+
+// hostedSpec is what cachedSpec and liveSpec offer the core.
+type hostedSpec[O, C client.Object] interface {
+	childset.Spec[O, C]
+	childset.StatusSpec[O]
+	childset.MinReadySpec[O]
+	childset.LiveReader[O]
+}
+
+// rollingSpec is a hostedSpec whose user Spec rolls out.
+type rollingSpec[O, C client.Object] struct {
+	hostedSpec[O, C]
+	childset.RolloutSpec[O]
+}
+
+// completeSpec returns spec as the core's Spec: spec itself when it has a
+// Get of its own; otherwise spec reading owners through cache, and live
+// (nil: cache) before an adoption.
+func completeSpec[O, C client.Object](spec Spec[O, C], cache, live client.Reader) childset.Spec[O, C] {
+	if full, ok := spec.(childset.Spec[O, C]); ok {
+		return full
+	}
+	var hosted hostedSpec[O, C] = cachedSpec[O, C]{Spec: spec, reader: cache}
+	if live != nil {
+		hosted = liveSpec[O, C]{cachedSpec[O, C]{Spec: spec, reader: cache}, live}
+	}
+	if rolls, ok := spec.(childset.RolloutSpec[O]); ok {
+		return rollingSpec[O, C]{hosted, rolls}
+	}
+	return hosted
+}
+
+// UpdateStatus forwards to the user's StatusSpec; without one it writes
+// nothing, as the core does.
+func (s cachedSpec[O, C]) UpdateStatus(ctx context.Context, owner O, st childset.Status) error {
+	if w, ok := s.Spec.(childset.StatusSpec[O]); ok {
+		return w.UpdateStatus(ctx, owner, st)
+	}
+	return nil
+}
+
+// MinReadySeconds forwards to the user's MinReadySpec; without one it is 0,
+// as the core reads a Spec without it.
+func (s cachedSpec[O, C]) MinReadySeconds(owner O) int32 {
+	if m, ok := s.Spec.(childset.MinReadySpec[O]); ok {
+		return m.MinReadySeconds(owner)
+	}
+	return 0
+}
+
+// GetLive, for a cachedSpec, reads the cache again: with no live reader the
+// cached owner decides, as it does in the core.
+func (s cachedSpec[O, C]) GetLive(ctx context.Context, namespace, name string) (O, error) {
+	var zero O
+	owner, err := newObject[O](s.GroupVersionKind())
+	if err != nil {
+		return zero, err
+	}
+	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
+		return zero, err
+	}
+	return owner, nil
+}
+
+// checkRevisionScheme refuses a scheme without ControllerRevisions: the
+// history of an owner that rolls out is kept in them.
+func checkRevisionScheme(scheme *runtime.Scheme) error {
+	if !scheme.Recognizes(appsv1.SchemeGroupVersion.WithKind("ControllerRevision")) {
+		return fmt.Errorf("childsetcr: the Spec rolls out (childset.RolloutSpec), and the scheme lacks apps/v1 ControllerRevision: add appsv1.AddToScheme")
+	}
+	return nil
+}
