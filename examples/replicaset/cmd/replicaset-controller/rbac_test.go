@@ -95,7 +95,6 @@ var namedLeaseVerbs = map[string]bool{"get": true, "update": true}
 
 const leaderLeaseName = "ctrlkit-replicaset-controller"
 
-
 // actionPermissions is the permission each recorded call needs. Creating a
 // pod whose controllerRef blocks owner deletion also needs update on the
 // owner's finalizers under OwnerReferencesPermissionEnforcement, which the

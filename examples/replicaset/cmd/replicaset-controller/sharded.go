@@ -34,7 +34,7 @@ const (
 
 // shardConfig is the --shard-* flag group.
 type shardConfig struct {
-	ring, by, namespace, identity             string
+	ring, by, namespace, identity              string
 	leaseDuration, renewInterval, safetyMargin time.Duration
 }
 
@@ -393,8 +393,10 @@ type (
 )
 
 func (p podInformer) Informer() cache.SharedIndexInformer { return p.inf }
-func (p podInformer) Lister() corelisters.PodLister      { return corelisters.NewPodLister(p.inf.GetIndexer()) }
-func (p rsInformer) Informer() cache.SharedIndexInformer  { return p.inf }
+func (p podInformer) Lister() corelisters.PodLister {
+	return corelisters.NewPodLister(p.inf.GetIndexer())
+}
+func (p rsInformer) Informer() cache.SharedIndexInformer { return p.inf }
 func (p rsInformer) Lister() appslisters.ReplicaSetLister {
 	return appslisters.NewReplicaSetLister(p.inf.GetIndexer())
 }
