@@ -301,7 +301,12 @@ func (r *ringRunner) newEpoch(ctx context.Context, held shard.Ranges) (*epoch, e
 
 // guard fences each sync with the member's Guard over the owner's hash. An
 // owner the epoch's cache does not hold is skipped: it is outside the share,
-// or gone, and a sync could only forget it.
+// or gone, and a sync could only forget it. The hash is read from the cache
+// here and the sync reads the owner again; an owner deleted and re-created
+// under the same name in between, with a UID in a range this replica gave
+// up at that very moment, would be synced under the old UID's guard. The
+// epoch's cache only ever holds owners of its share, which keeps that to a
+// hand-over racing a re-creation.
 func (r *ringRunner) guard(e *epoch) podset.SyncGuard {
 	key := r.o.shard.key()
 	return func(ctx context.Context, ownerKey string) (context.Context, func(), bool) {
