@@ -44,12 +44,7 @@ func newRingMetrics(reg *prometheus.Registry, r *ringRunner) (*ringMetrics, erro
 	members := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ctrlkit_shard_members",
 		Help: "Live members of the ring as this replica last saw them.",
-	}, func() float64 {
-		if r.member == nil {
-			return 0
-		}
-		return float64(len(r.member.Members()))
-	})
+	}, func() float64 { return float64(len(r.member.Members())) })
 	server := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ctrlkit_shard_server_filtered",
 		Help: "1 when the API server filtered the last owner list by the share (ShardedListAndWatch), 0 when this client did, -1 before the first list.",

@@ -24,6 +24,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/shard"
+	"github.com/ctrlkit/ctrlkit/workqueue/prommetrics"
 )
 
 // Values of --shard-by.
@@ -114,7 +115,8 @@ type ringRunner struct {
 	opts    []replicaset.Option
 	member  *shard.Member
 	metrics *ringMetrics
-	changed chan struct{} // a share change is waiting; capacity 1
+	queue   *prommetrics.Provider // the controller's work-queue metrics, shared by every epoch
+	changed chan struct{}         // a share change is waiting; capacity 1
 	epoch   atomic.Pointer[epoch]
 }
 
@@ -128,12 +130,7 @@ type epoch struct {
 }
 
 func newRingRunner(o options, cs clients, opts []replicaset.Option, metrics *controllerMetrics) (*ringRunner, error) {
-	r := &ringRunner{o: o, client: cs.requests, watches: cs.watches, opts: opts, changed: make(chan struct{}, 1)}
-	rm, err := newRingMetrics(metrics.registry, r)
-	if err != nil {
-		return nil, err
-	}
-	r.metrics = rm
+	r := &ringRunner{o: o, client: cs.requests, watches: cs.watches, opts: opts, queue: metrics.queue, changed: make(chan struct{}, 1)}
 	s := o.shard
 	m, err := shard.NewMember(cs.requests.CoordinationV1(), s.namespace, s.ring, s.identity,
 		shard.WithLeaseDuration(s.leaseDuration),
@@ -146,6 +143,13 @@ func newRingRunner(o options, cs clients, opts []replicaset.Option, metrics *con
 		return nil, fmt.Errorf("joining ring %q: %w", s.ring, err)
 	}
 	r.member = m
+	// After the member: the metrics read it, and its callback (which runs
+	// only once Run starts) writes them.
+	rm, err := newRingMetrics(metrics.registry, r)
+	if err != nil {
+		return nil, err
+	}
+	r.metrics = rm
 	return r, nil
 }
 
@@ -243,6 +247,7 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held s
 	go func() {
 		defer close(runDone)
 		_ = e.ctrl.Run(epochCtx) // nil once stopped; misuse is impossible here
+		r.resetQueueGauges()
 	}()
 	for {
 		select {
@@ -328,6 +333,25 @@ func (r *ringRunner) guard(e *epoch) podset.SyncGuard {
 			return guarded, nil, false
 		}
 		return guarded, done, true
+	}
+}
+
+// resetQueueGauges zeroes the work queue's gauges once an epoch's
+// controller has stopped: a queue shut down at once keeps its items, and
+// with them its depth, while the next epoch's queue starts empty and
+// publishes under the same name.
+func (r *ringRunner) resetQueueGauges() {
+	if r.queue == nil {
+		return
+	}
+	name := "replicaset"
+	if r.o.kind == kindReplicationController {
+		name = "replicationmanager"
+	}
+	for _, g := range []any{r.queue.NewDepthMetric(name), r.queue.NewUnfinishedWorkSecondsMetric(name), r.queue.NewLongestRunningProcessorSecondsMetric(name)} {
+		if s, ok := g.(interface{ Set(float64) }); ok {
+			s.Set(0)
+		}
 	}
 }
 
