@@ -255,7 +255,7 @@ func TestNewShareListWatchRefusesWhatCannotWork(t *testing.T) {
 func TestFilteredWatchStops(t *testing.T) {
 	inner := watch.NewFake()
 	lw, err := NewShareListWatch(&cache.ListWatch{
-		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return inner, nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return inner, nil },
 	}, FullRanges(), ByKey(KeyNamespace))
 	require.NoError(t, err)
 	w, err := lw.Watch(metav1.ListOptions{})

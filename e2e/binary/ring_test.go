@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"syscall"
@@ -317,7 +316,7 @@ func requireNoOverlap(t *testing.T, replicas []*ringReplica, podOwner map[string
 	for o := range byOwner {
 		owners = append(owners, o)
 	}
-	sort.Strings(owners)
+	slices.Sort(owners)
 	for _, o := range owners {
 		ws := byOwner[o]
 		slices.SortFunc(ws, func(a, b tagged) int { return a.at.Compare(b.at) })
