@@ -1,6 +1,7 @@
 package podset
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -50,6 +51,7 @@ type config struct {
 	unreachableBackoffCap time.Duration
 	queueName             string
 	component             string
+	syncGuard             SyncGuard
 }
 
 func defaultConfig() config {
@@ -229,6 +231,22 @@ func WithNames(queue, component string) Option {
 		panic(fmt.Sprintf("podset: WithNames: empty queue (%q) or component (%q) name", queue, component))
 	}
 	return func(c *config) { c.queueName, c.component = queue, component }
+}
+
+// SyncGuard fences one sync of the owner with the "namespace/name" key: it
+// returns the context the sync's reads and writes run under and a function
+// to call when the sync is over, and ok false when this replica must not
+// touch the owner now (done is then never called). shard.Member.Guard over
+// the owner's hash is one.
+type SyncGuard func(ctx context.Context, key string) (guarded context.Context, done func(), ok bool)
+
+// WithSyncGuard runs every sync under g, for a controller sharded over
+// replicas: a sync of an owner outside this replica's share is skipped
+// (no write, no requeue: its own replica syncs it), and a sync whose
+// guarded context ends (the share moved on) stops writing at once and
+// fails, to be looked at again and skipped. nil means no guard.
+func WithSyncGuard(g SyncGuard) Option {
+	return func(c *config) { c.syncGuard = g }
 }
 
 // mustBePositive panics, as the With* option named opt must, if d is not a

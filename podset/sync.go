@@ -44,6 +44,8 @@ const ReasonSelectorInvalid = childset.ReasonSelectorInvalid
 // it returns. A creation abandoned that way, or answered with a deadline
 // error, may still happen; its expectation is kept, to be met by the pod's
 // event or to expire, as upstream treats a creation whose answer was lost.
+//
+// With WithSyncGuard, the whole of it runs under the guard, or not at all.
 func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Result, error) {
 	logger := klog.FromContext(ctx)
 	start := c.cfg.clock.Now()
@@ -54,6 +56,15 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 			v.Info("Finished syncing", "kind", c.gvk.Kind, "key", key, "duration", c.cfg.clock.Since(start))
 		}
 	}()
+	if g := c.cfg.syncGuard; g != nil {
+		guarded, done, ok := g(ctx, key)
+		if !ok {
+			logger.V(4).Info("Owner outside this replica's share; skipped", "kind", c.gvk.Kind, "key", key)
+			return childset.Result{}, nil
+		}
+		defer done()
+		ctx = guarded
+	}
 	gates := c.cfg.gates
 
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)

@@ -9,7 +9,16 @@
 // alpha in Kubernetes 1.36): Held().Selector(KeyUID) is the shardSelector of
 // ListOptions. When a list answer carries no matching ShardInfo
 // (ServerFiltered), the gate is off and the informer filters on the client
-// with Held().Contains.
+// with Held().Contains. NewShareListWatch does both for an informer: it
+// sends the selector, reads the ShardInfo echo, and filters every listed
+// object and watch event on the client before the store, ByKey for owners
+// and ByController for children that follow their owner's UID. Its share is
+// fixed: when the member's share changes (WithOnChange), stop the informers
+// and the work on them and start new ones over the new share. That relists
+// the whole share, a cost paid once per hand-over; keeping informers and
+// relisting only the moved ranges would need a barrier proving every cache
+// has seen the gained ranges before any write on them, which a restart gives
+// for free (new caches sync before the controller starts).
 //
 //	m, err := shard.NewMember(client.CoordinationV1(), "ns", "my-controller", podName,
 //		shard.WithOnChange(restartInformers))

@@ -42,11 +42,12 @@ type guard struct {
 
 // Guard fences one batch of work on the object with hash h. When the member
 // holds h, it returns a context derived from ctx that is cancelled as soon
-// as the member gives h up and that ends no later than the member's current
-// validity, and ok is true; the member keeps claiming h until done is
-// called, so no other member starts on h while the batch runs. Call done
-// when the batch is over, always. When the member does not hold h, ok is
-// false, the context is already cancelled and done does nothing: do not
+// as the member gives h up or its validity lapses, and ok is true; a renewal
+// extends the validity, so a batch longer than one Lease duration runs on
+// as long as the member keeps renewing. The member keeps claiming h until
+// done is called, so no other member starts on h while the batch runs. Call
+// done when the batch is over, always. When the member does not hold h, ok
+// is false, the context is already cancelled and done does nothing: do not
 // write.
 func (m *Member) Guard(ctx context.Context, h uint64) (guarded context.Context, done context.CancelFunc, ok bool) {
 	if ctx == nil {
@@ -59,13 +60,11 @@ func (m *Member) Guard(ctx context.Context, h uint64) (guarded context.Context, 
 		cancel()
 		return cancelled, func() {}, false
 	}
-	// The deadline is the validity left, on the real clock that contexts
-	// use; the member's own clock may be a fake one.
-	remaining := m.validUntil.Sub(m.cfg.clock.Now())
-	guarded, cancel := context.WithTimeout(ctx, remaining)
+	guarded, cancel := context.WithCancel(ctx)
 	id := m.nextGuard
 	m.nextGuard++
 	m.guards[id] = &guard{hash: h, cancel: cancel}
+	go m.lapse(guarded, cancel)
 	var once sync.Once
 	done = func() {
 		once.Do(func() {
@@ -80,4 +79,27 @@ func (m *Member) Guard(ctx context.Context, h uint64) (guarded context.Context, 
 		})
 	}
 	return guarded, done, true
+}
+
+// lapse cancels a guard once the member's validity has passed, on the
+// member's clock, even if Run's goroutine is stuck in a Lease call and never
+// gets to release the ranges; each time its timer fires it looks at the
+// validity again, since renewals move it on. It returns when the guard ends.
+func (m *Member) lapse(guarded context.Context, cancel context.CancelFunc) {
+	for {
+		m.mu.Lock()
+		left := m.validUntil.Sub(m.cfg.clock.Now())
+		m.mu.Unlock()
+		if left <= 0 {
+			cancel()
+			return
+		}
+		t := m.cfg.clock.NewTimer(left)
+		select {
+		case <-guarded.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
 }

@@ -12,8 +12,10 @@
 //
 // Scenarios cover the health endpoints, scale-ups of ReplicaSets and
 // ReplicationControllers, leader election between two processes (kill -9,
-// SIGTERM, a lost lease), signal handling, exit codes, bad configuration,
-// /metrics kept off the health port, and the namespaced RBAC variant.
+// SIGTERM, a lost lease), a ring of three --shard-ring processes sharing the
+// owners (a join mid scale-up, kill -9; ShardedListAndWatch off and on),
+// signal handling, exit codes, bad configuration, /metrics kept off the
+// health port, and the namespaced RBAC variant.
 // Every child process runs in its own process group, is bounded by a timeout
 // and is killed when its test ends. Run with
 //

@@ -3,6 +3,7 @@ package binary
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 )
 
 // scenario is one test's slice of the shared control plane: a deadline, a
@@ -35,9 +38,15 @@ type scenario struct {
 // controller's Lease afterwards so the next scenario starts with none.
 func newScenario(t *testing.T, timeout time.Duration) *scenario {
 	t.Helper()
+	return newScenarioOn(t, timeout, env)
+}
+
+// newScenarioOn is newScenario on another control plane.
+func newScenarioOn(t *testing.T, timeout time.Duration, e *kubetest.Env) *scenario {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	client, err := kubernetes.NewForConfig(env.Config)
+	client, err := kubernetes.NewForConfig(e.Config)
 	require.NoError(t, err)
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())},
@@ -241,11 +250,12 @@ type podWatch struct {
 	limits     map[string]int
 	peak       map[string]int
 	violations []string
+	ownerOf    map[string]string // pod name -> its controller's name, for every pod seen
 }
 
 func (s *scenario) watchPods() *podWatch {
 	s.t.Helper()
-	w := &podWatch{t: s.t, pods: map[string]map[string]bool{}, limits: map[string]int{}, peak: map[string]int{}}
+	w := &podWatch{t: s.t, pods: map[string]map[string]bool{}, limits: map[string]int{}, peak: map[string]int{}, ownerOf: map[string]string{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(s.ns))
 	inf := factory.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -294,6 +304,7 @@ func (w *podWatch) observe(obj any, deleted bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.ownerOf[pod.Name] = ref.Name
 	set := w.pods[ref.Name]
 	if set == nil {
 		set = map[string]bool{}
@@ -322,4 +333,11 @@ func (w *podWatch) maxSeen(owner string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.peak[owner]
+}
+
+// owners maps the name of every pod seen to its controller's name.
+func (w *podWatch) owners() map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.ownerOf)
 }

@@ -34,6 +34,7 @@ var rbacManifests = []string{
 	deployDir + "/rbac-base.yaml",
 	deployDir + "/rbac-replicaset.yaml",
 	deployDir + "/rbac-replicationcontroller.yaml",
+	deployDir + "/rbac-shard.yaml",
 }
 
 // identity is a ServiceAccount's bearer token, good for writing kubeconfigs

@@ -1,6 +1,7 @@
 package binary
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -19,7 +20,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 )
 
 // writeKind sorts the writes a controller process makes.
@@ -45,11 +50,15 @@ func (k writeKind) String() string {
 // write is one mutating request as the proxy saw it arrive.
 type write struct {
 	at      time.Time
+	done    time.Time // when the apiserver's answer was passed back
 	method  string
 	path    string
 	kind    writeKind
 	status  int
 	blocked bool
+	// owner is the owner a pod creation names as controller, or the owner
+	// whose status is written; pod is the pod a deletion or patch names.
+	owner, pod string
 }
 
 // apiProxy is a loopback TLS reverse proxy in front of the apiserver for one
@@ -69,12 +78,18 @@ type apiProxy struct {
 
 func startProxy(t *testing.T, name string) *apiProxy {
 	t.Helper()
-	target, err := url.Parse(env.APIServerURL)
+	return startProxyTo(t, name, env)
+}
+
+// startProxyTo is startProxy in front of another control plane.
+func startProxyTo(t *testing.T, name string, e *kubetest.Env) *apiProxy {
+	t.Helper()
+	target, err := url.Parse(e.APIServerURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(env.Config.CAData) {
+	if !roots.AppendCertsFromPEM(e.Config.CAData) {
 		t.Fatal("kubetest CA is not PEM")
 	}
 	upstream := &http.Transport{
@@ -115,6 +130,7 @@ func (p *apiProxy) handler(next http.Handler) http.Handler {
 			return
 		}
 		rec := write{at: time.Now(), method: r.Method, path: r.URL.Path, kind: classify(r.URL.Path)}
+		rec.owner, rec.pod = writeTarget(r)
 		if rec.kind == leaseWrite && r.Method == http.MethodPut && p.blocking.Load() {
 			rec.blocked, rec.status = true, http.StatusInternalServerError
 			p.record(rec)
@@ -123,9 +139,41 @@ func (p *apiProxy) handler(next http.Handler) http.Handler {
 		}
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
+		rec.done = time.Now()
 		rec.status = sw.status
 		p.record(rec)
 	})
+}
+
+// writeTarget names what a controller write is about: the owner a pod
+// creation names as controller (read from the body, which is put back), the
+// owner of a status write, or the pod a deletion or patch addresses.
+func writeTarget(r *http.Request) (owner, pod string) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	n := len(parts)
+	switch {
+	case r.Method == http.MethodPost && n >= 1 && parts[n-1] == "pods" && r.Body != nil:
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err != nil {
+			return "", ""
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+		if err != nil {
+			return "", ""
+		}
+		if p, ok := obj.(*corev1.Pod); ok {
+			if ref := metav1.GetControllerOf(p); ref != nil {
+				return ref.Name, ""
+			}
+		}
+	case n >= 2 && parts[n-2] == "pods":
+		return "", parts[n-1]
+	case n >= 3 && parts[n-1] == "status" && (parts[n-3] == "replicasets" || parts[n-3] == "replicationcontrollers"):
+		return parts[n-2], ""
+	}
+	return "", ""
 }
 
 func classify(path string) writeKind {

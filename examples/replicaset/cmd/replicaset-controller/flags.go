@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/shard"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -37,6 +38,7 @@ type options struct {
 	metrics        *controllerMetrics // set by the simulated mode to read back; else made by serve
 	drainTimeout   time.Duration
 	lease          leaseConfig
+	shard          shardConfig
 
 	demo         bool
 	simDelay     time.Duration
@@ -66,6 +68,13 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.lease.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits before taking over a lease that was not renewed")
 	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before giving up")
 	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "wait between lease acquisition or renewal attempts")
+	fs.StringVar(&o.shard.ring, "shard-ring", "", "join this ring of replicas and manage only the owners in this replica's share of the hash space, instead of electing one leader (excludes --leader-elect)")
+	fs.StringVar(&o.shard.by, "shard-by", shardByUID, "what spreads owners over the ring: uid (each owner by its UID, its pods follow their controller) or namespace (whole namespaces)")
+	fs.StringVar(&o.shard.namespace, "shard-lease-namespace", defaultLeaseNamespace(), "namespace of the ring's Leases, one per replica")
+	fs.StringVar(&o.shard.identity, "shard-identity", defaultShardIdentity(), "this replica's unique name in the ring (default: $POD_NAME, else the host name)")
+	fs.DurationVar(&o.shard.leaseDuration, "shard-lease-duration", shard.DefaultLeaseDuration, "how long a replica's share stays its own after its last renewal; whole seconds")
+	fs.DurationVar(&o.shard.renewInterval, "shard-renew-interval", shard.DefaultRenewInterval, "how often a replica renews its Lease and recomputes the shares")
+	fs.DurationVar(&o.shard.safetyMargin, "shard-safety-margin", shard.DefaultSafetyMargin, "how much before its Lease expires a replica stops writing: covers clock skew between replicas")
 	fs.BoolVar(&o.demo, "demo", true, "simulated mode only: play the scripted demo and exit; false keeps the simulated cluster running idle")
 	fs.DurationVar(&o.simDelay, "sim-startup-delay", simcluster.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
 	fs.IntVar(&o.simNodes, "sim-nodes", simcluster.DefaultNodes, "simulated mode only: number of fake nodes")
@@ -105,6 +114,12 @@ func (o *options) validate() error {
 	}
 	if o.lease.enabled && (o.lease.name == "" || o.lease.namespace == "") {
 		errs = append(errs, fmt.Errorf("--leader-elect needs a lease name and namespace"))
+	}
+	if o.shard.enabled() {
+		if o.lease.enabled {
+			errs = append(errs, fmt.Errorf("--shard-ring and --leader-elect exclude each other: a ring spreads the owners over every replica, an election gives them all to one"))
+		}
+		errs = append(errs, o.shard.validate())
 	}
 	return errors.Join(errs...)
 }

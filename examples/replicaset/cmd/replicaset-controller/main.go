@@ -106,6 +106,10 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 			fmt.Fprintln(stderr, "replicaset-controller: --leader-elect needs a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses it")
 			return 2
 		}
+		if o.shard.enabled() {
+			fmt.Fprintln(stderr, "replicaset-controller: --shard-ring needs a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses it")
+			return 2
+		}
 		if err := runSimulated(ctx, drain, o, stdout); err != nil {
 			fmt.Fprintln(stderr, "replicaset-controller: SIMULATED:", err)
 			return 1

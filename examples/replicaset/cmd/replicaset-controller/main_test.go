@@ -130,6 +130,12 @@ func TestRunExitCodes(t *testing.T) {
 		{"no request timeout", []string{"--kube-api-timeout=0"}, 2, ""},
 		{"missing kubeconfig", []string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, ""},
 		{"simulated cluster with leader election", []string{"--leader-elect"}, 2, ""},
+		{"simulated cluster with a ring", []string{"--shard-ring=r", "--shard-identity=a"}, 2, ""},
+		{"ring and leader election", []string{"--shard-ring=r", "--shard-identity=a", "--leader-elect"}, 2, ""},
+		{"ring by name", []string{"--shard-ring=r", "--shard-identity=a", "--shard-by=name"}, 2, ""},
+		{"ring without identity", []string{"--shard-ring=r", "--shard-identity="}, 2, ""},
+		{"ring lease too short", []string{"--shard-ring=r", "--shard-identity=a", "--shard-lease-duration=5s", "--shard-renew-interval=3s", "--shard-safety-margin=2s"}, 2, ""},
+		{"ring lease in fractions", []string{"--shard-ring=r", "--shard-identity=a", "--shard-lease-duration=5500ms"}, 2, ""},
 		{"demo with a ReplicationController", []string{"--kind=replicationcontroller", "--sim-startup-delay=10ms", "--health-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "-v=0"}, 0, "ReplicationController"},
 	}
 	for _, tc := range cases {

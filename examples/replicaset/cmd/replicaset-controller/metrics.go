@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
@@ -19,7 +20,8 @@ import (
 // controller-runtime's controller_runtime_reconcile_* family, upstream's
 // replicaset_controller_sorting_deletion_age_ratio, and the pods the
 // controller created and deleted (ctrlkit_controller_pods_{created,deleted}_total,
-// see podWriteCounter). It implements replicaset.Metrics.
+// see podWriteCounter), and the Go runtime's and process's standard go_* and
+// process_* families. It implements replicaset.Metrics.
 type controllerMetrics struct {
 	registry   *prometheus.Registry
 	queue      *prommetrics.Provider
@@ -75,7 +77,12 @@ func newControllerMetrics() (*controllerMetrics, error) {
 			Help: "Total number of pods the controller deleted, per controller.",
 		}, []string{"controller"}),
 	}
-	for _, c := range []prometheus.Collector{m.syncs, m.syncErrors, m.syncTime, m.ageRatio, m.podsCreated, m.podsDeleted} {
+	// The Go runtime's and the process's own families (go_*, process_*),
+	// as every Prometheus-instrumented Go binary serves them: heap and CPU
+	// are what sharding over replicas is meant to divide.
+	goRuntime := collectors.NewGoCollector()
+	process := collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})
+	for _, c := range []prometheus.Collector{m.syncs, m.syncErrors, m.syncTime, m.ageRatio, m.podsCreated, m.podsDeleted, goRuntime, process} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -107,12 +107,25 @@ func requiredPermissions(o options) []accessRule {
 		l.verb = "create"
 		perms = append(perms, l)
 	}
+	if o.shard.enabled() {
+		// Every member writes its own Lease, named after its identity,
+		// and lists the ring's; the names vary with the pods', so no rule
+		// can name them.
+		for _, verb := range shardLeaseVerbs {
+			perms = append(perms, accessRule{group: "coordination.k8s.io", resource: "leases", verb: verb, namespace: o.shard.namespace})
+		}
+	}
 	return perms
 }
 
 // checkPermissions asks the server, one SelfSubjectAccessReview each, whether
 // the configured user holds every permission, and reports all that are
 // missing together, so an operator fixes the Role once.
+// shardLeaseVerbs are the Lease verbs a ring member uses: get its own Lease
+// when it joins, create and update (renew) it, list the ring's, and delete
+// its own when it leaves.
+var shardLeaseVerbs = []string{"get", "list", "create", "update", "delete"}
+
 func checkPermissions(ctx context.Context, client kubernetes.Interface, perms []accessRule) error {
 	var missing []string
 	for _, p := range perms {

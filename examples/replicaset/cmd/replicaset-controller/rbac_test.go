@@ -89,8 +89,11 @@ func rulePermissions(rules []rbacv1.PolicyRule) map[permission]bool {
 	return out
 }
 
-// namedLeaseVerbs are the lease verbs rbac-base.yaml restricts by name.
+// namedLeaseVerbs are the lease verbs rbac-base.yaml restricts by name, to
+// the leader-election Lease; a ring member's own Lease has no fixed name.
 var namedLeaseVerbs = map[string]bool{"get": true, "update": true}
+
+const leaderLeaseName = "ctrlkit-replicaset-controller"
 
 // actionPermissions is the permission each recorded call needs. Creating a
 // pod whose controllerRef blocks owner deletion also needs update on the
@@ -104,7 +107,7 @@ func actionPermissions(actions []k8stesting.Action) map[permission]bool {
 		if sub := a.GetSubresource(); sub != "" {
 			res += "/" + sub
 		}
-		if res == "leases" && namedLeaseVerbs[a.GetVerb()] {
+		if res == "leases" && namedLeaseVerbs[a.GetVerb()] && actionName(a) == leaderLeaseName {
 			used[namedPerm(gr.Group, res, a.GetVerb(), actionName(a))] = true
 			continue
 		}
@@ -278,6 +281,13 @@ func TestNamespacedRBACGrantsNothingOutsideItsNamespace(t *testing.T) {
 // actions, so only the controller's own calls are counted.
 func exerciseController(t *testing.T, kind string) map[permission]bool {
 	t.Helper()
+	return exerciseControllerWith(t, kind, func(*options) {})
+}
+
+// exerciseControllerWith is exerciseController with the options changed by
+// adjust first.
+func exerciseControllerWith(t *testing.T, kind string, adjust func(*options)) map[permission]bool {
+	t.Helper()
 	cluster := simcluster.New(simcluster.WithStartupDelay(0))
 	cs := cluster.Client()
 	tracker := cs.Tracker()
@@ -331,6 +341,7 @@ func exerciseController(t *testing.T, kind string) map[permission]bool {
 	o := options{kind: kind, workers: 2, burst: 500, drainTimeout: time.Second,
 		lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "ctrlkit-replicaset-controller",
 			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 100 * time.Millisecond}}
+	adjust(&o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, nil, o, sameClient(cs), nil, true) }()
@@ -432,6 +443,42 @@ func TestPreflightChecksEveryPermissionTheControllerUses(t *testing.T) {
 		}
 		for p := range exerciseController(t, kind) {
 			assert.True(t, checked[p], "%s: the controller uses %s, which preflight does not check", kind, p)
+		}
+	}
+}
+
+// TestShardRBACMatchesWhatARingMemberUses: a replica run with --shard-ring
+// instead of --leader-elect uses exactly what the kind's file and
+// rbac-shard.yaml grant, and preflight checks all of it.
+func TestShardRBACMatchesWhatARingMemberUses(t *testing.T) {
+	shardFile := grantedBy(t, "rbac-shard.yaml")
+	require.NotEmpty(t, shardFile)
+	for _, by := range []string{shardByUID, shardByNamespace} {
+		kind := kindReplicaSet
+		var opts options
+		used := exerciseControllerWith(t, kind, func(o *options) {
+			o.lease = leaseConfig{}
+			o.shard = shardConfig{ring: "rbac", by: by, namespace: "ctrlkit-system", identity: "replica-0",
+				leaseDuration: 3 * time.Second, renewInterval: 200 * time.Millisecond, safetyMargin: time.Second}
+			require.NoError(t, o.shard.validate())
+			opts = *o
+		})
+		granted := grantedBy(t, "rbac-"+kind+".yaml")
+		for p := range shardFile {
+			granted[p] = true
+		}
+		assert.Equal(t, sortedKeys(granted), sortedKeys(used), "--shard-by=%s: rbac-%s.yaml and rbac-shard.yaml must grant exactly the verbs a ring member uses", by, kind)
+
+		checked := map[permission]bool{}
+		for _, r := range requiredPermissions(opts) {
+			res := r.resource
+			if r.subresource != "" {
+				res += "/" + r.subresource
+			}
+			checked[perm(r.group, res, r.verb)] = true
+		}
+		for p := range used {
+			assert.True(t, checked[p], "the ring member uses %s, which preflight does not check", p)
 		}
 	}
 }

@@ -38,7 +38,16 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 		replicaset.WithBurstReplicas(o.burst),
 		replicaset.WithDrainTimeout(o.drainTimeout),
 	}, extra...)
-	ctrl, err := newController(ctx, o.kind, client, factory, opts)
+	// With --shard-ring the ring runner builds a controller per share
+	// (sharded.go); otherwise one controller manages everything.
+	var ctrl *replicaset.Controller
+	var ring *ringRunner
+	var err error
+	if o.shard.enabled() {
+		ring, err = newRingRunner(o, cs, opts, metrics)
+	} else {
+		ctrl, err = newController(ctx, o.kind, client, factory, opts)
+	}
 	if err != nil {
 		return err
 	}
@@ -50,6 +59,9 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 	ready := func() error {
 		if o.lease.enabled && !leading.Load() {
 			return nil // a standby is ready to take over
+		}
+		if ring != nil {
+			return ring.ready()
 		}
 		if !ctrl.HasSynced() {
 			return errors.New("informer caches not synced")
@@ -99,6 +111,9 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 		_ = ctrl.Run(ctx) // returns nil once stopped; misuse is impossible here
 		stopInformers()
 		factory.Shutdown()
+	}
+	if ring != nil {
+		return ring.run(ctx, drain)
 	}
 	if !o.lease.enabled {
 		work(ctx)
