@@ -16,7 +16,7 @@ import (
 const failFastBound = 60 * time.Second
 
 // requireNoDemo fails if the process played the simulated demo.
-func requireNoDemo(t *testing.T, p *controllerProcess) {
+func requireNoDemo(t testing.TB, p *controllerProcess) {
 	t.Helper()
 	require.NotContains(t, p.output(), "SIMULATED", "%s fell back to the simulated demo", p.name)
 }

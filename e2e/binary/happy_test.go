@@ -16,7 +16,7 @@ const scenarioTimeout = 4 * time.Minute
 // requireNoForbidden fails if the controller was refused anything: a verb
 // the controller uses that deploy/rbac-*.yaml does not grant shows up as a
 // logged Forbidden error (an event, say) even when the scenario converges.
-func requireNoForbidden(t *testing.T, p *controllerProcess) {
+func requireNoForbidden(t testing.TB, p *controllerProcess) {
 	t.Helper()
 	for _, line := range strings.Split(p.output(), "\n") {
 		if strings.Contains(strings.ToLower(line), "forbidden") {

@@ -28,7 +28,7 @@ import (
 // scenario is one test's slice of the shared control plane: a deadline, a
 // fresh namespace and an admin client for the test's own requests.
 type scenario struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	ns     string
 	client kubernetes.Interface
@@ -36,13 +36,13 @@ type scenario struct {
 
 // newScenario bounds t by timeout, gives it a namespace, and removes the
 // controller's Lease afterwards so the next scenario starts with none.
-func newScenario(t *testing.T, timeout time.Duration) *scenario {
+func newScenario(t testing.TB, timeout time.Duration) *scenario {
 	t.Helper()
 	return newScenarioOn(t, timeout, env)
 }
 
 // newScenarioOn is newScenario on another control plane.
-func newScenarioOn(t *testing.T, timeout time.Duration, e *kubetest.Env) *scenario {
+func newScenarioOn(t testing.TB, timeout time.Duration, e *kubetest.Env) *scenario {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
@@ -243,7 +243,7 @@ func (s *scenario) waitNewHolder(old string) (string, time.Time) {
 // event, that no owner ever has more non-terminating pods than its limit: a
 // sampled over-creation check, not just a look at the end state.
 type podWatch struct {
-	t  *testing.T
+	t  testing.TB
 	mu sync.Mutex
 	// owner name -> names of its non-terminating pods
 	pods       map[string]map[string]bool

@@ -51,7 +51,7 @@ func (s *scenario) scaleUpHalfway(pods *podWatch, name string, want int32, atLea
 
 // onlyLeaderWrote fails if the standby changed pods or status before it
 // held the lease.
-func onlyLeaderWrote(t *testing.T, p *pair, acquired time.Time) {
+func onlyLeaderWrote(t testing.TB, p *pair, acquired time.Time) {
 	t.Helper()
 	leaderWrites := len(p.leaderProxy.writesOf(controllerWrite))
 	early := 0

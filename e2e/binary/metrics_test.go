@@ -113,7 +113,7 @@ type metricsScraper struct {
 
 // scrape fetches and parses one exposition, failing the test on anything but
 // a 200 in the text format.
-func (m *metricsScraper) scrape(ctx context.Context, t *testing.T) map[string]*dto.MetricFamily {
+func (m *metricsScraper) scrape(ctx context.Context, t testing.TB) map[string]*dto.MetricFamily {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.url, nil)
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func (m *metricsScraper) scrape(ctx context.Context, t *testing.T) map[string]*d
 // idle is a waitFor condition: the queue is empty and no worker is busy
 // (client-go refreshes the unfinished-work gauge every half second). The last
 // scrape is left in *last.
-func (m *metricsScraper) idle(ctx context.Context, t *testing.T, last *map[string]*dto.MetricFamily) func() (bool, string) {
+func (m *metricsScraper) idle(ctx context.Context, t testing.TB, last *map[string]*dto.MetricFamily) func() (bool, string) {
 	return func() (bool, string) {
 		*last = m.scrape(ctx, t)
 		depth := queueValue(t, *last, depthMetric)
@@ -143,19 +143,19 @@ func (m *metricsScraper) idle(ctx context.Context, t *testing.T, last *map[strin
 
 // queueValue is the gauge or counter of family for the controller's queue;
 // the family must hold exactly one series with that name label.
-func queueValue(t *testing.T, families map[string]*dto.MetricFamily, family string) float64 {
+func queueValue(t testing.TB, families map[string]*dto.MetricFamily, family string) float64 {
 	t.Helper()
 	return labelledValue(t, families, family, "name", metricsQueueName)
 }
 
 // controllerValue is the counter of family for the ReplicaSet controller.
-func controllerValue(t *testing.T, families map[string]*dto.MetricFamily, family string) float64 {
+func controllerValue(t testing.TB, families map[string]*dto.MetricFamily, family string) float64 {
 	t.Helper()
 	return labelledValue(t, families, family, "controller", "replicaset")
 }
 
 // labelledValue is the one gauge or counter of family whose label is value.
-func labelledValue(t *testing.T, families map[string]*dto.MetricFamily, family, label, value string) float64 {
+func labelledValue(t testing.TB, families map[string]*dto.MetricFamily, family, label, value string) float64 {
 	t.Helper()
 	f := families[family]
 	require.NotNil(t, f, "%s is not served", family)
@@ -182,7 +182,7 @@ func hasLabel(m *dto.Metric, name, value string) bool {
 }
 
 // ageRatioCount is the deletion-age histogram's sample count.
-func ageRatioCount(t *testing.T, families map[string]*dto.MetricFamily) uint64 {
+func ageRatioCount(t testing.TB, families map[string]*dto.MetricFamily) uint64 {
 	t.Helper()
 	f := families[ageRatioMetric]
 	require.NotNil(t, f, "%s is not served", ageRatioMetric)

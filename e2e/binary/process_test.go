@@ -39,13 +39,13 @@ type controllerProcess struct {
 // startController runs the binary with args, its own process group and
 // free loopback health and metrics ports, and makes sure t's end leaves no process behind:
 // whatever is still running is killed with its group.
-func startController(t *testing.T, name string, args ...string) *controllerProcess {
+func startController(t testing.TB, name string, args ...string) *controllerProcess {
 	t.Helper()
 	return startControllerEnv(t, name, nil, args...)
 }
 
 // startControllerEnv is startController with extra environment variables.
-func startControllerEnv(t *testing.T, name string, extraEnv []string, args ...string) *controllerProcess {
+func startControllerEnv(t testing.TB, name string, extraEnv []string, args ...string) *controllerProcess {
 	t.Helper()
 	p := &controllerProcess{name: name, out: &lockedBuffer{}, done: make(chan struct{})}
 	if !hasFlag(args, "--health-addr") {
@@ -133,7 +133,7 @@ func (p *controllerProcess) output() string { return p.out.String() }
 
 // signal sends sig to the process (not its group: a shell would signal the
 // process, and the binary starts no children).
-func (p *controllerProcess) signal(t *testing.T, sig syscall.Signal) time.Time {
+func (p *controllerProcess) signal(t testing.TB, sig syscall.Signal) time.Time {
 	t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatalf("%s: send %v: %v", p.name, sig, err)
@@ -142,7 +142,7 @@ func (p *controllerProcess) signal(t *testing.T, sig syscall.Signal) time.Time {
 }
 
 // kill9 kills the process's whole group with SIGKILL and waits for it.
-func (p *controllerProcess) kill9(t *testing.T) time.Time {
+func (p *controllerProcess) kill9(t testing.TB) time.Time {
 	t.Helper()
 	at := time.Now()
 	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
@@ -153,7 +153,7 @@ func (p *controllerProcess) kill9(t *testing.T) time.Time {
 }
 
 // wait waits up to d for the process to exit and returns its exit code.
-func (p *controllerProcess) wait(t *testing.T, d time.Duration) int {
+func (p *controllerProcess) wait(t testing.TB, d time.Duration) int {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -172,7 +172,7 @@ func (p *controllerProcess) wait(t *testing.T, d time.Duration) int {
 }
 
 // waitOutput waits until the output contains s.
-func (p *controllerProcess) waitOutput(ctx context.Context, t *testing.T, s string) time.Time {
+func (p *controllerProcess) waitOutput(ctx context.Context, t testing.TB, s string) time.Time {
 	t.Helper()
 	for {
 		if strings.Contains(p.output(), s) {
@@ -190,7 +190,7 @@ func (p *controllerProcess) waitOutput(ctx context.Context, t *testing.T, s stri
 }
 
 // waitReady polls /readyz until it answers 200 and returns when it did.
-func (p *controllerProcess) waitReady(ctx context.Context, t *testing.T) time.Time {
+func (p *controllerProcess) waitReady(ctx context.Context, t testing.TB) time.Time {
 	t.Helper()
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	var last string
@@ -226,7 +226,7 @@ func getStatus(ctx context.Context, c *http.Client, url string) (int, error) {
 }
 
 // freePort returns a loopback port nobody listens on right now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -76,13 +76,13 @@ type apiProxy struct {
 	blockedAt time.Time
 }
 
-func startProxy(t *testing.T, name string) *apiProxy {
+func startProxy(t testing.TB, name string) *apiProxy {
 	t.Helper()
 	return startProxyTo(t, name, env)
 }
 
 // startProxyTo is startProxy in front of another control plane.
-func startProxyTo(t *testing.T, name string, e *kubetest.Env) *apiProxy {
+func startProxyTo(t testing.TB, name string, e *kubetest.Env) *apiProxy {
 	t.Helper()
 	target, err := url.Parse(e.APIServerURL)
 	if err != nil {
@@ -265,7 +265,7 @@ func (p *apiProxy) log() string {
 
 // kubeconfig writes a kubeconfig for id that reaches the apiserver through
 // this proxy.
-func (p *apiProxy) kubeconfig(t *testing.T, id *identity) string {
+func (p *apiProxy) kubeconfig(t testing.TB, id *identity) string {
 	t.Helper()
 	path, err := id.writeKubeconfig(filepath.Join(t.TempDir(), p.name+".kubeconfig"), p.srv.URL, p.caPEM)
 	if err != nil {

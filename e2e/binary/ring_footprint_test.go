@@ -19,25 +19,25 @@ import (
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 )
 
-// ringFootprintEnv turns the footprint measurement on; it takes minutes, so
-// it is not part of a default run.
-const ringFootprintEnv = "CTRLKIT_E2E_RING_FOOTPRINT"
-
-// TestRingFootprint measures what a ring divides: for a 0 → owners×10 pod
-// scale-up, the steady heap and the CPU of one unsharded replica doing
+// BenchmarkRingFootprint measures what a ring divides: for a 0 → owners×10
+// pod scale-up, the steady heap and the CPU of one unsharded replica doing
 // everything, against each of three ring replicas, with the API server
-// filtering (ShardedListAndWatch on) and without. An opt-in measurement:
-// set CTRLKIT_E2E_RING_FOOTPRINT=1 (and CTRLKIT_E2E_RING_OWNERS, default 300).
-func TestRingFootprint(t *testing.T) {
-	if os.Getenv(ringFootprintEnv) == "" {
-		t.Skip("opt-in measurement: set " + ringFootprintEnv + "=1")
+// filtering (ShardedListAndWatch on) and without. It takes minutes, so it
+// is a benchmark, run on request: -run '^$' -bench RingFootprint
+// -benchtime 1x (owners from CTRLKIT_E2E_RING_OWNERS, default 300).
+func BenchmarkRingFootprint(b *testing.B) {
+	for range b.N {
+		ringFootprint(b)
 	}
+}
+
+func ringFootprint(t *testing.B) {
 	owners := 300
 	if os.Getenv(ringOwnersEnv) != "" {
 		owners = ringOwners(t)
 	}
-	t.Run("client-filtered", func(t *testing.T) { measureFootprint(t, env, shipped, "fp-client", owners) })
-	t.Run("server-filtered", func(t *testing.T) {
+	t.Run("client-filtered", func(t *testing.B) { measureFootprint(t, env, shipped, "fp-client", owners) })
+	t.Run("server-filtered", func(t *testing.B) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		gated, err := kubetest.Start(ctx, kubetest.WithLogf(log.Printf), kubetest.WithRBAC(),
@@ -62,7 +62,7 @@ type footprint struct {
 	heapMiB, cpuSec float64
 }
 
-func measureFootprint(t *testing.T, e *kubetest.Env, id *identity, ring string, owners int) {
+func measureFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owners int) {
 	single := runFootprint(t, e, id, ring, owners, 1)
 	three := runFootprint(t, e, id, ring, owners, 3)
 	var heaps, cpus []float64
@@ -80,7 +80,7 @@ func measureFootprint(t *testing.T, e *kubetest.Env, id *identity, ring string, 
 // runFootprint starts n processes (one without --shard-ring when n is 1,
 // a ring of n otherwise), scales owners ReplicaSets from nothing to 10 pods
 // each, and returns each process's steady heap and the CPU it spent.
-func runFootprint(t *testing.T, e *kubetest.Env, id *identity, ring string, owners, n int) []footprint {
+func runFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owners, n int) []footprint {
 	s := newScenarioOn(t, 20*time.Minute, e)
 	t.Cleanup(func() {
 		_ = s.client.CoordinationV1().Leases(controllerNamespace).DeleteCollection(context.Background(), metav1.DeleteOptions{},

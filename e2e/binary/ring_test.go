@@ -38,7 +38,7 @@ const (
 // pods each); the default keeps a run within minutes on a small machine.
 const ringOwnersEnv = "CTRLKIT_E2E_RING_OWNERS"
 
-func ringOwners(t *testing.T) int {
+func ringOwners(t testing.TB) int {
 	if v := os.Getenv(ringOwnersEnv); v != "" {
 		n, err := strconv.Atoi(v)
 		require.NoError(t, err, ringOwnersEnv)
@@ -95,7 +95,7 @@ type ringReplica struct {
 // pod event), no two replicas' writes on one owner may overlap, the killed
 // replica's owners must be written again within the lease duration and 5 s of
 // the kill, and the API server must have filtered (serverSide) or not.
-func runRing(t *testing.T, e *kubetest.Env, id *identity, ring string, serverSide bool) {
+func runRing(t testing.TB, e *kubetest.Env, id *identity, ring string, serverSide bool) {
 	s := newScenarioOn(t, 30*time.Minute, e)
 	owners := ringOwners(t)
 	t.Cleanup(func() {
@@ -276,7 +276,7 @@ func runRing(t *testing.T, e *kubetest.Env, id *identity, ring string, serverSid
 	require.Equal(t, []string{shard.LeaseName(ring, r2.name)}, names2, "the survivors delete their Leases on SIGTERM; the killed one's stays")
 }
 
-func counter(t *testing.T, families map[string]*dto.MetricFamily, name string) float64 {
+func counter(t testing.TB, families map[string]*dto.MetricFamily, name string) float64 {
 	t.Helper()
 	f := families[name]
 	require.NotNil(t, f, "%s not served", name)
@@ -297,7 +297,7 @@ func writeOwner(w write, podOwner map[string]string) string {
 // it had arrived but not been answered. It returns how many times an owner's
 // writes passed from one replica to another, and the shortest time between
 // one replica's last answered write and the other's first.
-func requireNoOverlap(t *testing.T, replicas []*ringReplica, podOwner map[string]string) (switches int, minGap time.Duration) {
+func requireNoOverlap(t testing.TB, replicas []*ringReplica, podOwner map[string]string) (switches int, minGap time.Duration) {
 	t.Helper()
 	type tagged struct {
 		write
@@ -344,7 +344,7 @@ func requireNoOverlap(t *testing.T, replicas []*ringReplica, podOwner map[string
 }
 
 // parallel runs fn for every name with a few workers.
-func parallel(t *testing.T, names []string, fn func(string) error) {
+func parallel(t testing.TB, names []string, fn func(string) error) {
 	t.Helper()
 	var wg sync.WaitGroup
 	next := make(chan string)
