@@ -2,6 +2,7 @@ package childset_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,23 @@ func TestNestedRollingUpdate(t *testing.T) {
 	assert.True(t, errors.Is(err, childset.ErrInvalidRollingUpdate), "Bounds' errors are wrapped: %v", err)
 	_, err = childset.NestedRollingUpdate(map[string]any{"spec": "x"}, "spec", "strategy", "rollingUpdate")
 	assert.Error(t, err, "a path through a non-object")
+}
+
+func ExampleNestedRollingUpdate() {
+	owner := map[string]any{"spec": map[string]any{"strategy": map[string]any{
+		"rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": int64(0), "partition": int64(2)},
+	}}}
+	u, err := childset.NestedRollingUpdate(owner, "spec", "strategy", "rollingUpdate")
+	if err != nil {
+		panic(err)
+	}
+	b, _ := u.Bounds(50)
+	fmt.Printf("maxSurge %d, maxUnavailable %d, partition %d\n", b.MaxSurge, b.MaxUnavailable, u.Partition)
+
+	owner["spec"].(map[string]any)["strategy"] = map[string]any{"rollingUpdate": map[string]any{"maxSurge": "lots"}}
+	_, err = childset.NestedRollingUpdate(owner, "spec", "strategy", "rollingUpdate")
+	fmt.Println(err)
+	// Output:
+	// maxSurge 13, maxUnavailable 0, partition 2
+	// spec.strategy.rollingUpdate: invalid rolling update: maxSurge "lots": must be a number or digits followed by '%' (such as 25%)
 }
