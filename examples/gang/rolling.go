@@ -84,6 +84,9 @@ func (g RollingGangs) UpdateStatus(ctx context.Context, gang *unstructured.Unstr
 	if maps.Copy(merged, status); reflect.DeepEqual(merged, old) {
 		return nil
 	}
+	if g.Client == nil {
+		return fmt.Errorf("gang status: no Client to write it with")
+	}
 	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		return fmt.Errorf("gang status: %w", err)

@@ -220,3 +220,9 @@ func TestRollingSizeMatchesDoc(t *testing.T) {
 	stated, _ := strconv.Atoi(string(m[1]))
 	assert.Equal(t, n, stated, "doc.go says %d lines, rolling.go has %d", stated, n)
 }
+
+// A RollingSet built without a Client reports it; it does not panic.
+func TestRollingStatusWithoutClient(t *testing.T) {
+	err := gang.RollingGangs{}.UpdateStatus(context.Background(), newGang("g", int64(1)), childset.Status{Replicas: 1})
+	require.ErrorContains(t, err, "no Client to write it with")
+}

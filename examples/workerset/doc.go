@@ -19,7 +19,7 @@
 //
 // Rolling updates come with WithRollingUpdates (a clientset and a
 // ControllerRevision informer, for the revisions): the controller then
-// runs RollingSet, in rolling.go, 56 more lines without comments and blank
+// runs RollingSet, in rolling.go, 59 more lines without comments and blank
 // lines (a test recounts them). A change of spec.template is rolled out as
 // a Deployment rolls pods, within spec.strategy.rollingUpdate's maxSurge
 // and maxUnavailable (a number or a percentage; 25% each when absent) and
@@ -32,6 +32,10 @@
 // updateRevision, collisionCount, observedGeneration) is merge-patched
 // through the status subresource when it changes. Malformed rollout fields
 // are refused like a malformed spec.replicas.
+//
+// With rolling updates the controller also needs, in RBAC terms, list,
+// watch, create, update, patch and delete on controllerrevisions (apps)
+// and patch on workersets/status.
 //
 // Use it as
 //

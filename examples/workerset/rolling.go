@@ -82,6 +82,9 @@ func (s RollingSet) UpdateStatus(ctx context.Context, set *unstructured.Unstruct
 	if maps.Copy(merged, status); reflect.DeepEqual(merged, old) {
 		return nil
 	}
+	if s.Client == nil {
+		return fmt.Errorf("WorkerSet status: no Client to write it with")
+	}
 	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		return fmt.Errorf("WorkerSet status: %w", err)

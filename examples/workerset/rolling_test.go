@@ -200,3 +200,9 @@ func TestRollingSizeMatchesDoc(t *testing.T) {
 	stated, _ := strconv.Atoi(string(m[1]))
 	assert.Equal(t, n, stated, "doc.go says %d lines, rolling.go has %d", stated, n)
 }
+
+// A RollingSet built without a Client reports it; it does not panic.
+func TestRollingStatusWithoutClient(t *testing.T) {
+	err := workerset.RollingSet{}.UpdateStatus(context.Background(), newSet("a", int64(1)), childset.Status{Replicas: 1})
+	require.ErrorContains(t, err, "no Client to write it with")
+}
