@@ -141,7 +141,7 @@ func TestGangRollingUpdate(t *testing.T) {
 	s.runRollingPhases(sampler, gangs, "gang", rollingPhases(func(image string) string {
 		return fmt.Sprintf(`"template":{"spec":{"containers":[{"name":"main","image":"trainer:%s"}]}}`, image)
 	}))
-	for name := range sampler.replay().names() {
+	for name := range sampler.replay().seen {
 		require.Regexp(t, `^gang-([0-9]|[1-4][0-9])$`, name, "no pod outside gang-0 ... gang-49")
 	}
 	require.Empty(t, warnings.list(), "Warning events")
@@ -259,15 +259,6 @@ func (s *scenario) revision(name string) *struct {
 		UID      types.UID
 		Revision int64
 	}{rev.UID, rev.Revision}
-}
-
-// names lists every child the replay holds live at the end.
-func (r rolloutReplay) names() map[string]bool {
-	out := map[string]bool{}
-	for n := range r.live {
-		out[n] = true
-	}
-	return out
 }
 
 // workerReadiness is a Worker's status.ready and status.readySince.

@@ -98,6 +98,8 @@ type rolloutReplay struct {
 	// owner's revisions by name, with their number.
 	live      map[string]string
 	revisions map[string]int64
+	// seen holds the name of every child the owner ever controlled.
+	seen map[string]bool
 }
 
 func newRolloutSampler(t *testing.T, dyn dynamic.Interface, ns, owner, kind string, owners, children schema.GroupVersionResource,
@@ -219,7 +221,7 @@ func (s *rolloutSampler) replay() rolloutReplay {
 
 	var owner *rolloutEvent
 	children := map[types.UID]rolloutEvent{} // the owner's, not yet gone
-	out := rolloutReplay{minAvail: -1, live: map[string]string{}, revisions: map[string]int64{}}
+	out := rolloutReplay{minAvail: -1, live: map[string]string{}, revisions: map[string]int64{}, seen: map[string]bool{}}
 	for i := range events {
 		ev := events[i]
 		switch ev.source {
@@ -238,6 +240,7 @@ func (s *rolloutSampler) replay() rolloutReplay {
 				delete(children, ev.uid)
 			} else {
 				children[ev.uid] = ev
+				out.seen[ev.name] = true
 			}
 		}
 		if from == 0 || ev.rv < from || owner == nil {
