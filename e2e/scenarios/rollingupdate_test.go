@@ -158,12 +158,12 @@ func (s *scenario) runRollingPhases(sampler *rolloutSampler, owners dynamic.Reso
 	s.waitRollingStatus(owners, name, first)
 	firstRev := s.revision(name + "-" + first)
 	t.Logf("50 children created and available in %s", time.Since(start).Round(time.Millisecond))
-	sampler.startChecks()
 
 	previous := first
 	for _, p := range phases {
 		phaseStart := time.Now()
 		revisionsBefore := s.revisionCount()
+		sampler.startPhase(p.name)
 		if strings.Contains(p.name, "partition 10") {
 			sampler.holdPartition(previous)
 		}

@@ -40,6 +40,7 @@ func TestRolloutSamplerReplay(t *testing.T) {
 	r := run(false, "", child(6, "e", -1, "new", false, false), child(7, "e", -1, "new", true, false), child(8, "a", 0, "old", true, true))
 	assert.Empty(t, r.violations)
 	assert.Equal(t, 5, r.maxTotal)
+	assert.Equal(t, 4, r.minAvail, "while e is not ready, and once a is gone")
 	assert.Equal(t, map[string]string{"b": "old", "c": "old", "d": "old", "e": "new"}, r.live)
 
 	// Two surged children at once: 6 > 4 + 1.
@@ -72,7 +73,20 @@ func TestRolloutSamplerReplay(t *testing.T) {
 	require.Len(t, r.violations, 1)
 	assert.Equal(t, "rv 6: index 3 held by 2 children", r.violations[0])
 
-	// Nothing is checked before checkFrom.
+	// Nothing is checked before the first phase; each phase has its
+	// figures.
 	s := &rolloutSampler{t: t, events: []rolloutEvent{owner(1, 0), child(2, "a", -1, "x", false, false)}}
 	assert.Equal(t, 0, s.replay().samples)
+	s.events = append(s.events, base...)
+	s.lastRV = 5
+	s.startPhase("one")
+	s.events = append(s.events, child(6, "e", -1, "new", true, false))
+	s.lastRV = 6
+	s.startPhase("two")
+	s.events = append(s.events, child(7, "a", 0, "old", true, true), child(8, "b", 1, "old", true, true))
+	r = s.replay()
+	require.Len(t, r.phases, 2)
+	assert.Equal(t, phaseFigures{name: "one", samples: 1, maxTotal: 5, minAvail: 5}, r.phases[0])
+	assert.Equal(t, phaseFigures{name: "two", samples: 2, maxTotal: 4, minAvail: 3}, r.phases[1])
+	assert.Empty(t, r.violations, "3 available is replicas 4 - maxUnavailable 1")
 }

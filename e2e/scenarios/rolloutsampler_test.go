@@ -50,7 +50,8 @@ type rolloutSampler struct {
 	mu        sync.Mutex
 	events    []rolloutEvent
 	lastRV    int64
-	checkFrom int64  // 0: not yet
+	checkFrom int64 // 0: not yet
+	phases    []phaseMark
 	held      string // the hash holdPartition named
 	checked   bool
 }
@@ -88,12 +89,25 @@ type rolloutEvent struct {
 	revision int64
 }
 
+// phaseMark names the instants from rv on, for the figures.
+type phaseMark struct {
+	rv   int64
+	name string
+}
+
+// phaseFigures are the figures of one phase's checked instants.
+type phaseFigures struct {
+	name                        string
+	samples, maxTotal, minAvail int
+}
+
 // rolloutReplay is what the replay found.
 type rolloutReplay struct {
 	violations []string
 	samples    int // instants checked
 	maxTotal   int
 	minAvail   int
+	phases     []phaseFigures
 	// At the end: the live children by name, with their hash, and the
 	// owner's revisions by name, with their number.
 	live      map[string]string
@@ -198,11 +212,15 @@ func (s *rolloutSampler) readOwner(u *unstructured.Unstructured, ev *rolloutEven
 	return ""
 }
 
-// startChecks makes the replay check every instant from now on.
-func (s *rolloutSampler) startChecks() {
+// startPhase makes the replay check every instant from now on, and
+// counts the figures of the instants from now on under name.
+func (s *rolloutSampler) startPhase(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.checkFrom = s.lastRV + 1
+	if s.checkFrom == 0 {
+		s.checkFrom = s.lastRV + 1
+	}
+	s.phases = append(s.phases, phaseMark{rv: s.lastRV + 1, name: name})
 }
 
 // holdPartition names the revision hash a partition keeps children at.
@@ -215,13 +233,16 @@ func (s *rolloutSampler) holdPartition(hash string) {
 func (s *rolloutSampler) replay() rolloutReplay {
 	s.mu.Lock()
 	events := slices.Clone(s.events)
-	from, held := s.checkFrom, s.held
+	from, held, marks := s.checkFrom, s.held, slices.Clone(s.phases)
 	s.mu.Unlock()
 	slices.SortStableFunc(events, func(a, b rolloutEvent) int { return cmp.Compare(a.rv, b.rv) })
 
 	var owner *rolloutEvent
 	children := map[types.UID]rolloutEvent{} // the owner's, not yet gone
 	out := rolloutReplay{minAvail: -1, live: map[string]string{}, revisions: map[string]int64{}, seen: map[string]bool{}}
+	for _, m := range marks {
+		out.phases = append(out.phases, phaseFigures{name: m.name, minAvail: -1})
+	}
 	for i := range events {
 		ev := events[i]
 		switch ev.source {
@@ -272,6 +293,14 @@ func (s *rolloutSampler) replay() rolloutReplay {
 		if out.minAvail < 0 || avail < out.minAvail {
 			out.minAvail = avail
 		}
+		if p := phaseAt(marks, ev.rv); p >= 0 {
+			f := &out.phases[p]
+			f.samples++
+			f.maxTotal = max(f.maxTotal, total)
+			if f.minAvail < 0 || avail < f.minAvail {
+				f.minAvail = avail
+			}
+		}
 		if limit := int(owner.replicas + owner.bounds.MaxSurge); total > limit {
 			out.violations = append(out.violations, fmt.Sprintf("rv %d: %d children > replicas %d + maxSurge %d",
 				ev.rv, total, owner.replicas, owner.bounds.MaxSurge))
@@ -320,6 +349,20 @@ func (s *rolloutSampler) finish() {
 		s.t.Errorf("rollout sampler: %s", v)
 	}
 	s.t.Logf("rollout sampler: %d instants checked, max children %d, min available %d", r.samples, r.maxTotal, r.minAvail)
+	for _, f := range r.phases {
+		s.t.Logf("rollout sampler: phase %q: %d instants, max children %d, min available %d", f.name, f.samples, f.maxTotal, f.minAvail)
+	}
+}
+
+// phaseAt is the index of the last mark at or before rv, -1 if none.
+func phaseAt(marks []phaseMark, rv int64) int {
+	at := -1
+	for i, m := range marks {
+		if m.rv <= rv {
+			at = i
+		}
+	}
+	return at
 }
 
 // settleRollout waits until the replay shows n live children, all at the
