@@ -188,6 +188,24 @@ func (s *scenario) runRollingPhases(sampler *rolloutSampler, owners dynamic.Reso
 		previous = hash
 	}
 	require.Equal(t, 4, s.revisionCount(), "revisions v1 ... v4, the rollback reusing v1's")
+	// The bounds are used, not only kept: Workers surge by 13 (25% of 50)
+	// with none unavailable; Gang pods, replaced in place, never surge
+	// and go one at a time; without surge 5 (10%) go at once.
+	figures := map[string]phaseFigures{}
+	for _, f := range sampler.replay().phases {
+		figures[f.name] = f
+	}
+	surged := figures[phases[0].name]
+	if sampler.indexed {
+		require.Equal(t, 50, surged.maxTotal, "an index is replaced in place")
+		require.Equal(t, 49, surged.minAvail, "maxUnavailable 0 counts as 1 for indexed children")
+	} else {
+		require.Equal(t, 63, surged.maxTotal, "maxSurge 25% of 50")
+		require.Equal(t, 50, surged.minAvail, "maxUnavailable 0")
+	}
+	unsurged := figures[phases[1].name]
+	require.Equal(t, 50, unsurged.maxTotal, "maxSurge 0")
+	require.Equal(t, 45, unsurged.minAvail, "maxUnavailable 10% of 50")
 	t.Logf("all phases in %s", time.Since(start).Round(time.Millisecond))
 }
 
