@@ -61,8 +61,7 @@ func nestedIntOrString(obj map[string]any, fields ...string) (*intstr.IntOrStrin
 	case string:
 		out = intstr.FromString(x)
 	case int64, int32, int, float64:
-		// NestedReplicas checks it is a whole number in the int32 range;
-		// a negative one is refused by Bounds with its own message.
+		// A negative number is refused by Bounds, with its own message.
 		n, err := wholeInt32(x)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

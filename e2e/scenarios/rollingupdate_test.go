@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -266,17 +267,11 @@ func (s *scenario) revisionCount() int {
 	return len(list.Items)
 }
 
-func (s *scenario) revision(name string) *struct {
-	UID      types.UID
-	Revision int64
-} {
+func (s *scenario) revision(name string) *appsv1.ControllerRevision {
 	s.t.Helper()
 	rev, err := s.client.AppsV1().ControllerRevisions(s.ns).Get(s.ctx, name, metav1.GetOptions{})
 	require.NoError(s.t, err)
-	return &struct {
-		UID      types.UID
-		Revision int64
-	}{rev.UID, rev.Revision}
+	return rev
 }
 
 // workerReadiness is a Worker's status.ready and status.readySince.
