@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/history"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
@@ -45,8 +46,19 @@ func NewController(ctx context.Context, client kubernetes.Interface, pods corein
 		return client.CoreV1().Pods(ns)
 	}), cfg.recorder, types.StrategicMergePatchType, cfg.controlOpts...)
 	setOpts := append([]childset.Option{childset.WithIndexedNames(nil), childset.WithEventRecorder(cfg.recorder)}, cfg.setOpts...)
-	c, err := childset.New(gangInformer, podInformer, Gangs{Indexer: gangInformer.GetIndexer()},
-		Pods{childset.IndexerLister[*v1.Pod](podInformer.GetIndexer())}, writer, setOpts...)
+	kind := Pods{childset.IndexerLister[*v1.Pod](podInformer.GetIndexer())}
+	gangsSpec := Gangs{Indexer: gangInformer.GetIndexer()}
+	var c *Controller
+	var err error
+	if cfg.revisions == nil {
+		c, err = childset.New(gangInformer, podInformer, gangsSpec, kind, writer, setOpts...)
+	} else {
+		// Informer registers the revisions informer with its factory, so
+		// the caller's Start starts it.
+		cfg.revisions.Informer()
+		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(client, cfg.revisions.Lister())))
+		c, err = childset.New(gangInformer, podInformer, RollingGangs{Gangs: gangsSpec, Client: cfg.dyn}, kind, writer, setOpts...)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,29 @@
 // fractional or non-numeric value, or a missing template, is refused with
 // a Warning event (TemplateInvalid) and nothing is written.
 //
+// Rolling updates come with WithRollingUpdates (a dynamic client for the
+// status and a ControllerRevision informer, for the revisions): the
+// controller then runs RollingGangs, in rolling.go,
+// 55 more lines without comments and blank lines (a test recounts them).
+// A change of spec.template replaces the pods in place of their index,
+// highest first, within spec.strategy.rollingUpdate's maxSurge and
+// maxUnavailable (a number or a percentage; 25% each when absent): a new
+// pod of an index is created only once its predecessor is gone, so no two
+// pods ever hold one index, and maxUnavailable counts as at least 1 (as
+// for a StatefulSet), or no index could ever be replaced; maxSurge adds
+// no pods. Indices below the partition stay at the old template. Each
+// template is a ControllerRevision, of which spec.revisionHistoryLimit (10
+// when absent) unused ones are kept, and a rollback reuses its old
+// revision. A pod is available once Ready for spec.minReadySeconds. The
+// status (replicas, readyReplicas, availableReplicas, updatedReplicas,
+// currentRevision, updateRevision, collisionCount, observedGeneration) is
+// merge-patched through the status subresource when it changes. Malformed
+// rollout fields are refused like a malformed spec.replicas.
+//
+// With rolling updates the controller also needs, in RBAC terms, list,
+// watch, create, update, patch and delete on controllerrevisions (apps)
+// and patch on gangs/status.
+//
 // Use it as
 //
 //	pods := informers.NewSharedInformerFactory(client, 0)
@@ -26,4 +49,9 @@
 //	pods.Start(ctx.Done())
 //	gangs.Start(ctx.Done())
 //	err = c.Run(ctx)
+//
+// and, for rolling updates, pass
+// gang.WithRollingUpdates(dyn, pods.Apps().V1().ControllerRevisions())
+// (pods being the clientset's informer factory, which then holds the
+// revisions too) and wait for its caches before Run.
 package gang

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/history"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
@@ -41,8 +42,19 @@ func NewController(ctx context.Context, client dynamic.Interface, factory dynami
 	writer := objectcontrol.New("Worker", objectcontrol.DynamicWriter(client, WorkerResource),
 		cfg.recorder, types.MergePatchType, cfg.controlOpts...)
 	setOpts := append([]childset.Option{childset.WithEventRecorder(cfg.recorder)}, cfg.setOpts...)
-	c, err := childset.New(sets, workers, Set{Indexer: sets.GetIndexer()},
-		Workers{childset.IndexerLister[*unstructured.Unstructured](workers.GetIndexer())}, writer, setOpts...)
+	kind := Workers{childset.IndexerLister[*unstructured.Unstructured](workers.GetIndexer())}
+	set := Set{Indexer: sets.GetIndexer()}
+	var c *Controller
+	var err error
+	if cfg.revisions == nil {
+		c, err = childset.New(sets, workers, set, kind, writer, setOpts...)
+	} else {
+		// Informer registers the revisions informer with its factory, so
+		// the caller's Start starts it.
+		cfg.revisions.Informer()
+		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(cfg.client, cfg.revisions.Lister())))
+		c, err = childset.New(sets, workers, RollingSet{Set: set, Client: client}, kind, writer, setOpts...)
+	}
 	if err != nil {
 		return nil, err
 	}
