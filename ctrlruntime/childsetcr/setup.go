@@ -15,9 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 )
 
 // Spec is the owner adapter: childset.Spec without Get, since owners are
@@ -88,11 +90,19 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	// objectcontrol records core/v1 events with upstream's reasons, so the
 	// core takes the manager's core/v1 recorder.
 	recorder := mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
+	var pins *shardcr.Pins
 	if _, full := spec.(childset.Spec[O, C]); !full {
 		// Owners from the cache, and the owner checked live before an
 		// adoption, as upstream re-reads it: a cached owner may not show yet
 		// that it is being deleted.
-		spec = liveSpec[O, C]{cachedSpec[O, C]{Spec: spec, reader: mgr.GetCache()}, mgr.GetAPIReader()}
+		var owners client.Reader = mgr.GetCache()
+		if cfg.sharding != nil {
+			// The core sees only the owner incarnation its reconcile
+			// was fenced for.
+			pins = shardcr.NewPins()
+			owners = pins.Reader(owners)
+		}
+		spec = liveSpec[O, C]{cachedSpec[O, C]{Spec: spec, reader: owners}, mgr.GetAPIReader()}
 	}
 	core, err := NewCore(mgr.GetClient(), mgr.GetCache(), recorder, spec, kind, cfg.childset...)
 	if err != nil {
@@ -103,16 +113,37 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 		return nil, err
 	}
 	r := NewReconciler(core)
+	var childOpts []builder.WatchesOption
+	var ownerForOpts []builder.ForOption
+	var registered reconcile.Reconciler = r
+	if s := cfg.sharding; s != nil {
+		ownerForOpts = append(ownerForOpts, builder.WithPredicates(s.OwnerPredicate()))
+		childOpts = append(childOpts, builder.WithPredicates(s.ChildPredicate()))
+		newOwner := func() client.Object { o, _ := newObject[O](gvk); return o }
+		registered = shardcr.NewReconciler(r, s, mgr.GetCache(), newOwner, pins)
+	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(name).
-		For(owner).
+		For(owner, ownerForOpts...).
 		Watches(watchedOwner, NewOwnerHandler(core)).
-		Watches(child, children).
+		Watches(child, children, childOpts...).
 		WithOptions(cfg.ctrlOptions)
 	if _, ownLister := kind.(childset.Lister[C]); !ownLister {
 		b = b.WatchesRawSource(indexSource[C]{indexer: mgr.GetFieldIndexer()})
 	}
-	err = b.Complete(r)
+	if s := cfg.sharding; s != nil {
+		owners, err := listFor(owner, mgr.GetScheme())
+		if err != nil {
+			return nil, err
+		}
+		release := func(obj client.Object) {
+			if o, ok := obj.(O); ok {
+				core.ObserveOwnerDelete(o)
+			}
+		}
+		b = b.WatchesRawSource(shardcr.NewResync(s, mgr.GetCache(), owners, release))
+	}
+	err = b.Complete(registered)
 	if err != nil {
 		return nil, fmt.Errorf("childsetcr: building controller %s: %w", name, err)
 	}
