@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -100,13 +101,13 @@ func (f *CacheFilter) NewInformer(lw toolscache.ListerWatcher, obj runtime.Objec
 	if !ok {
 		return f.next(lw, obj, resync, indexers)
 	}
-	return f.next(f.wrap(lw, owners).listWatch(), obj, resync, indexers)
+	return f.next(f.wrap(lw, owners), obj, resync, indexers)
 }
 
 // wrap returns the sharded ListerWatcher over lw for owners or children.
 func (f *CacheFilter) wrap(lw toolscache.ListerWatcher, owners bool) *shardedListWatch {
 	s := f.sharding
-	w := &shardedListWatch{inner: toolscache.ToListerWatcherWithContext(lw), share: s.share}
+	w := &shardedListWatch{inner: toolscache.ToListerWatcherWithContext(lw), orig: lw, share: s.share}
 	switch {
 	case owners:
 		w.serverKey = s.key
@@ -131,6 +132,7 @@ func (f *CacheFilter) wrap(lw toolscache.ListerWatcher, owners bool) *shardedLis
 // events are filtered on the watch's own goroutine: hence the lock.
 type shardedListWatch struct {
 	inner     toolscache.ListerWatcherWithContext
+	orig      toolscache.ListerWatcher
 	share     Share
 	serverKey shard.Key // "" when the server cannot filter
 	keep      func(metav1.Object, shard.Ranges) bool
@@ -141,8 +143,33 @@ type shardedListWatch struct {
 	gen    uint64              // counts lists; a watch of an older one passes nothing
 }
 
-func (w *shardedListWatch) listWatch() *toolscache.ListWatch {
-	return &toolscache.ListWatch{ListWithContextFunc: w.list, WatchFuncWithContext: w.watch}
+var _ toolscache.ListerWatcherWithContext = (*shardedListWatch)(nil)
+
+// ListWithContext lists the share (toolscache.ListerWatcherWithContext).
+func (w *shardedListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	return w.list(ctx, opts)
+}
+
+// WatchWithContext watches the share (toolscache.ListerWatcherWithContext).
+func (w *shardedListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return w.watch(ctx, opts)
+}
+
+// List is ListWithContext without a context, for toolscache.ListerWatcher.
+func (w *shardedListWatch) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return w.list(context.Background(), opts)
+}
+
+// Watch is WatchWithContext without a context, for toolscache.ListerWatcher.
+func (w *shardedListWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return w.watch(context.Background(), opts)
+}
+
+// IsWatchListSemanticsUnSupported passes on what the wrapped ListerWatcher
+// says, so a reflector streams lists exactly when it would have without
+// the filter.
+func (w *shardedListWatch) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(w.orig)
 }
 
 // selectorFor sets the shard selector of rs on opts, when the server can
@@ -341,12 +368,11 @@ func shardInfoOf(list runtime.Object) *metav1.ShardInfo {
 		}
 		return &metav1.ShardInfo{Selector: sel}
 	}
-	acc, err := meta.ListAccessor(list)
-	if err != nil {
-		return nil
-	}
-	if lm, ok := acc.(*metav1.ListMeta); ok {
-		return lm.ShardInfo
+	// A typed list embeds ListMeta; GetListMeta reaches it.
+	if acc, ok := list.(metav1.ListMetaAccessor); ok {
+		if lm, ok := acc.GetListMeta().(*metav1.ListMeta); ok {
+			return lm.ShardInfo
+		}
 	}
 	return nil
 }
