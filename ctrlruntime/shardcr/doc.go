@@ -7,22 +7,24 @@
 //   - Member runs a shard.Member (one Lease per replica) as a manager
 //     Runnable on every replica, leader election or not, and leaves the
 //     ring when the manager stops.
+//
 //   - Sharding says which owners and children are this replica's. Its
 //     predicates drop the events of owners held elsewhere, Reconciler fences
 //     each reconcile with the share's Guard and skips owners held elsewhere,
 //     and Resync enqueues the owners a replica holds whenever its share
 //     changes. childsetcr.WithSharding wires them into a childset controller.
+//
 //   - CacheFilter, given to cache.Options.NewInformer, keeps only the share
 //     in the manager's cache (server-side with KEP-5866's shardSelector when
 //     the API server filters, on the client when it does not), so memory
 //     divides too.
 //
-//	member, _ := shardcr.NewMember(clientset.CoordinationV1(), "kube-system", "workersets", podName)
-//	sharding := shardcr.New(member, shard.KeyUID)
-//	mgr, _ := ctrl.NewManager(cfg, ctrl.Options{Cache: cache.Options{
-//		NewInformer: shardcr.NewCacheFilter(sharding, scheme, nil).Owners(&v1.WorkerSet{}).Children(&v1.Worker{}).NewInformer}})
-//	_ = mgr.Add(member)
-//	_, _ = childsetcr.SetupWithManager[*v1.WorkerSet, *v1.Worker](mgr, spec, kind, childsetcr.WithSharding(sharding))
+//     member, _ := shardcr.NewMember(clientset.CoordinationV1(), "kube-system", "workersets", podName)
+//     sharding := shardcr.New(member, shard.KeyUID)
+//     mgr, _ := ctrl.NewManager(cfg, ctrl.Options{Cache: cache.Options{
+//     NewInformer: shardcr.NewCacheFilter(sharding, scheme, nil).Owners(&v1.WorkerSet{}).Children(&v1.Worker{}).NewInformer}})
+//     _ = mgr.Add(member)
+//     _, _ = childsetcr.SetupWithManager[*v1.WorkerSet, *v1.Worker](mgr, spec, kind, childsetcr.WithSharding(sharding))
 //
 // # Fencing
 //
