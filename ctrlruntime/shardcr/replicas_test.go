@@ -24,8 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/podsetcr"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/simkit"
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/shard"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
@@ -93,7 +95,48 @@ type replica struct {
 	mgr      manager.Manager
 }
 
-func newReplica(t *testing.T, name string, scheme *runtime.Scheme, cluster *simcluster.Cluster, seen *reconciles, filterCache bool) *replica {
+// host registers a sharded set controller of ReplicaSets over pods.
+type host func(mgr manager.Manager, replica string, s *shardcr.Sharding, seen *reconciles) error
+
+func childsetHost(mgr manager.Manager, replica string, s *shardcr.Sharding, seen *reconciles) error {
+	_, err := childsetcr.SetupWithManager[*appsv1.ReplicaSet, *corev1.Pod](mgr, rsSpec{replica: replica, seen: seen}, podKind{},
+		childsetcr.WithSharding(s),
+		childsetcr.WithControllerOptions(controller.Options{SkipNameValidation: ptr.To(true)}))
+	return err
+}
+
+func podsetHost(mgr manager.Manager, replica string, s *shardcr.Sharding, seen *reconciles) error {
+	_, err := podsetcr.NewControllerManagedBy[*appsv1.ReplicaSet](mgr, rsDescriber{replica: replica, seen: seen}).
+		WithSharding(s).
+		WithControllerOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
+		Complete()
+	return err
+}
+
+// rsDescriber is podsetcr's adapter for ReplicaSets. podset reads the
+// template once per sync of an owner it found, which it records.
+type rsDescriber struct {
+	replica string
+	seen    *reconciles
+}
+
+func (rsDescriber) GroupVersionKind() schema.GroupVersionKind {
+	return appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+}
+func (rsDescriber) Replicas(rs *appsv1.ReplicaSet) int32 { return ptr.Deref(rs.Spec.Replicas, 1) }
+func (rsDescriber) Selector(rs *appsv1.ReplicaSet) (labels.Selector, error) {
+	return metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+}
+func (d rsDescriber) Template(rs *appsv1.ReplicaSet) *corev1.PodTemplateSpec {
+	d.seen.add(rs.Name, d.replica)
+	return &rs.Spec.Template
+}
+func (rsDescriber) MinReadySeconds(rs *appsv1.ReplicaSet) int32 { return rs.Spec.MinReadySeconds }
+func (rsDescriber) SetStatus(rs *appsv1.ReplicaSet, in podset.StatusInput) {
+	rs.Status.Replicas = in.Counts().Replicas
+}
+
+func newReplica(t *testing.T, name string, scheme *runtime.Scheme, cluster *simcluster.Cluster, seen *reconciles, filterCache bool, setup host) *replica {
 	t.Helper()
 	r := &replica{name: name}
 	var err error
@@ -112,32 +155,35 @@ func newReplica(t *testing.T, name string, scheme *runtime.Scheme, cluster *simc
 	r.mgr, err = r.kit.NewManager(manager.Options{})
 	require.NoError(t, err)
 	require.NoError(t, r.mgr.Add(r.member))
-	_, err = childsetcr.SetupWithManager[*appsv1.ReplicaSet, *corev1.Pod](r.mgr, rsSpec{replica: name, seen: seen}, podKind{},
-		childsetcr.WithSharding(r.sharding),
-		childsetcr.WithControllerOptions(controller.Options{SkipNameValidation: ptr.To(true)}))
-	require.NoError(t, err)
+	require.NoError(t, setup(r.mgr, name, r.sharding, seen))
 	return r
 }
 
-// Two replicas of a sharded childset controller in two managers over one
-// simulated cluster: each owner is reconciled by the replica that holds it
-// and by no other, and every owner converges to its replicas; with the
-// cache filter, each replica's cache holds only its share, without it the
-// predicates and the fenced reconciler alone divide the work.
+// Two replicas of a sharded set controller (childsetcr, podsetcr) in two
+// managers over one simulated cluster: each owner is reconciled by the
+// replica that holds it and by no other, and every owner converges to its
+// replicas; with the cache filter, each replica's cache holds only its
+// share, without it the predicates and the fenced reconciler alone divide
+// the work.
 func TestTwoShardedReplicasConverge(t *testing.T) {
-	for _, filterCache := range []bool{true, false} {
-		t.Run(map[bool]string{true: "cache filtered", false: "events filtered"}[filterCache], func(t *testing.T) {
-			twoShardedReplicas(t, filterCache)
-		})
+	for _, h := range []struct {
+		name  string
+		setup host
+	}{{"childsetcr", childsetHost}, {"podsetcr", podsetHost}} {
+		for _, filterCache := range []bool{true, false} {
+			t.Run(h.name+map[bool]string{true: ", cache filtered", false: ", events filtered"}[filterCache], func(t *testing.T) {
+				twoShardedReplicas(t, filterCache, h.setup)
+			})
+		}
 	}
 }
 
-func twoShardedReplicas(t *testing.T, filterCache bool) {
+func twoShardedReplicas(t *testing.T, filterCache bool, setup host) {
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	seen := &reconciles{byOwner: map[string]map[string]int{}}
 	cluster := simcluster.New(simcluster.WithScheme(scheme))
-	replicas := []*replica{newReplica(t, "replica-a", scheme, cluster, seen, filterCache), newReplica(t, "replica-b", scheme, cluster, seen, filterCache)}
+	replicas := []*replica{newReplica(t, "replica-a", scheme, cluster, seen, filterCache, setup), newReplica(t, "replica-b", scheme, cluster, seen, filterCache, setup)}
 
 	ctx := context.Background()
 	stops := make([]func(), len(replicas))
