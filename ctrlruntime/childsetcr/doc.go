@@ -21,6 +21,9 @@
 // owners whose selector matches it. OwnerHandler forgets the expectations
 // of a deleted owner.
 //
+// WithSharding runs the controller on every replica, each working on its
+// share of the owners of a shard ring (package shardcr).
+//
 // The pieces are exported for controllers assembled by hand: Reconciler,
 // ChildHandler, OwnerHandler, Lister and AddControllerIndex.
 package childsetcr
