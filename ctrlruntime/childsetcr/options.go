@@ -59,7 +59,10 @@ func WithChildSetOptions(opts ...childset.Option) Option {
 // held elsewhere are dropped, each reconcile is fenced by the share's Guard
 // and skipped for an owner held elsewhere, and when the share changes the
 // owners now held are enqueued and the others' expectations forgotten. Run
-// the ring's shardcr.Member in the same manager. nil means not sharded.
+// the ring's shardcr.Member in the same manager. The controller runs on
+// every replica, leader or not (controller.Options.NeedLeaderElection
+// false), unless WithControllerOptions sets NeedLeaderElection. nil means
+// not sharded.
 func WithSharding(sharding *shardcr.Sharding) Option {
 	return func(c *config) { c.sharding = sharding }
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -116,7 +117,13 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	var childOpts []builder.WatchesOption
 	var ownerForOpts []builder.ForOption
 	var registered reconcile.Reconciler = r
+	ctrlOptions := cfg.ctrlOptions
 	if s := cfg.sharding; s != nil {
+		// Every replica runs a sharded controller, leader or not, unless
+		// the caller said otherwise.
+		if ctrlOptions.NeedLeaderElection == nil {
+			ctrlOptions.NeedLeaderElection = ptr.To(false)
+		}
 		ownerForOpts = append(ownerForOpts, builder.WithPredicates(s.OwnerPredicate()))
 		childOpts = append(childOpts, builder.WithPredicates(s.ChildPredicate()))
 		newOwner := func() client.Object { o, _ := newObject[O](gvk); return o }
@@ -127,7 +134,7 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 		For(owner, ownerForOpts...).
 		Watches(watchedOwner, NewOwnerHandler(core)).
 		Watches(child, children, childOpts...).
-		WithOptions(cfg.ctrlOptions)
+		WithOptions(ctrlOptions)
 	if _, ownLister := kind.(childset.Lister[C]); !ownLister {
 		b = b.WatchesRawSource(indexSource[C]{indexer: mgr.GetFieldIndexer()})
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -81,7 +82,9 @@ func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 // owners now held are enqueued and the others' expectations forgotten. Run
 // the ring's shardcr.Member in the same manager. With WithKind, owner reads
 // are the kind's own and are not pinned to the fenced owner (see shardcr's
-// Pins). nil means not sharded.
+// Pins). The controller runs on every replica, leader or not
+// (controller.Options.NeedLeaderElection false), unless
+// WithControllerOptions sets NeedLeaderElection. nil means not sharded.
 func (b *Builder[O]) WithSharding(s *shardcr.Sharding) *Builder[O] {
 	b.sharding = s
 	return b
@@ -163,6 +166,11 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	var ownerOpts, podOpts []builder.WatchesOption
 	var registered reconcile.Reconciler = c
 	if s := b.sharding; s != nil {
+		// Every replica runs a sharded controller, leader or not, unless
+		// the caller said otherwise.
+		if copts.NeedLeaderElection == nil {
+			copts.NeedLeaderElection = ptr.To(false)
+		}
 		ownerOpts = append(ownerOpts, builder.WithPredicates(s.OwnerPredicate()))
 		podOpts = append(podOpts, builder.WithPredicates(s.ChildPredicate()))
 		newOwner := func() client.Object { return owner.DeepCopyObject().(client.Object) } //nolint:forcetypeassert // a copy has the type of its original

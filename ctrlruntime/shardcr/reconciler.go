@@ -35,6 +35,9 @@ const replacedRetry = time.Millisecond
 //     hash up, and the replica keeps claiming the hash until the inner
 //     reconcile returned, so the next holder starts after it.
 //   - An owner not held is skipped without error: its holder reconciles it.
+//   - An owner missing from the cache (KeyUID) has no hash: the inner
+//     reconcile runs unfenced, so it must write nothing for an owner it
+//     cannot find, which is what childset and podset do (they forget it).
 //   - With KeyUID the owner's UID is pinned for the reconcile: a
 //     PinnedReader (Pins) under the inner reconcile refuses to show another
 //     owner under the same name, so the fence never covers an owner it was
