@@ -43,7 +43,10 @@ type NewInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Durat
 //   - When the share changes, the running watch ends with a 410 Expired
 //     error, which makes the informer's reflector list again with the new
 //     share; its Replace deletes what left and adds what arrived, and the
-//     handlers see those as deletions and creations.
+//     handlers see those as deletions and creations. A share that becomes
+//     empty (a Lease not renewed in time) keeps the cache as it is: the
+//     fence already stops the work, and the share that follows a lapse is
+//     usually the same one.
 //
 // Orphan children stay in every replica's cache: any replica's owner may
 // adopt them. Kinds not registered get controller-runtime's informers
@@ -172,6 +175,25 @@ func (w *shardedListWatch) IsWatchListSemanticsUnSupported() bool {
 	return watchlist.DoesClientNotSupportWatchListSemantics(w.orig)
 }
 
+// shareLocked is the share a new list selects: the held ranges, or, while
+// they are empty (a Lease not renewed in time, or the member leaving), the
+// share of the last list. The fence stops the work of an empty share
+// anyway; keeping the cache spares a relist of everything when a lapse
+// ends with the same share, as it usually does.
+func (w *shardedListWatch) shareLocked() shard.Ranges {
+	if held := w.share.Held(); !held.Empty() {
+		return held
+	}
+	return w.ranges
+}
+
+// moved reports whether the share is no longer rs: it holds other ranges,
+// not none.
+func (w *shardedListWatch) moved(rs shard.Ranges) bool {
+	held := w.share.Held()
+	return !held.Empty() && !held.Equal(rs)
+}
+
 // selectorFor sets the shard selector of rs on opts, when the server can
 // filter and rs is not empty: an empty selector means everything to the
 // server, so a replica holding nothing lists everything and keeps nothing.
@@ -190,7 +212,7 @@ func (w *shardedListWatch) list(ctx context.Context, opts metav1.ListOptions) (r
 	if opts.Continue == "" {
 		// A new list: it fixes the share until the next one. Later pages
 		// of a paginated list keep the first page's.
-		w.ranges = w.share.Held()
+		w.ranges = w.shareLocked()
 		w.kept = map[string]struct{}{}
 		w.gen++
 	}
@@ -233,13 +255,13 @@ func (w *shardedListWatch) watch(ctx context.Context, opts metav1.ListOptions) (
 	w.mu.Lock()
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 		// A streaming list: the watch is the list.
-		w.ranges = w.share.Held()
+		w.ranges = w.shareLocked()
 		w.kept = map[string]struct{}{}
 		w.gen++
 	}
 	rs, gen := w.ranges, w.gen
 	w.mu.Unlock()
-	if !w.share.Held().Equal(rs) {
+	if w.moved(rs) {
 		unsubscribe()
 		return expiredWatch(), nil
 	}
@@ -308,7 +330,7 @@ func (s *shardWatch) run(changed <-chan struct{}, unsubscribe func()) {
 		case <-s.stop:
 			return
 		case <-changed:
-			if !s.lw.share.Held().Equal(s.ranges) {
+			if s.lw.moved(s.ranges) {
 				s.send(expiredEvent())
 				return
 			}

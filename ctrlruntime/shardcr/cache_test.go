@@ -105,12 +105,22 @@ func TestCacheFilterListsOwnersByShard(t *testing.T) {
 		assert.Equal(t, want, srv.watches[0].ShardSelector)
 	}
 
-	// A replica holding nothing sends no selector (the server would read
-	// "" as everything) and keeps nothing.
-	share.set(nil)
+	// A relist while the share is empty (a lapse) keeps the last share.
 	srv := &fakeServer{pods: []corev1.Pod{*in, *out}}
 	lw := wrapped(t, filter, &corev1.Pod{}, srv.listWatch())
+	_, err = lw.ListWithContext(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	share.set(nil)
 	list, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, want, srv.lists[1].ShardSelector)
+	assert.Equal(t, []string{"in"}, names(t, list))
+
+	// A replica that never held anything sends no selector (the server
+	// would read "" as everything) and keeps nothing.
+	srv = &fakeServer{pods: []corev1.Pod{*in, *out}}
+	lw = wrapped(t, filter, &corev1.Pod{}, srv.listWatch())
+	list, err = lw.ListWithContext(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, srv.lists[0].ShardSelector)
 	assert.Empty(t, names(t, list))
@@ -178,6 +188,13 @@ func TestCacheFilterWatchesChildrenByController(t *testing.T) {
 	ev, _ = next(t, w)
 	assert.Equal(t, watch.Bookmark, ev.Type)
 
+	// A lapse (no share at all) keeps the watch and the cache.
+	share.set(nil)
+	srv.w.Add(podOf("e", mine))
+	ev, _ = next(t, w)
+	assert.Equal(t, watch.Added, ev.Type, "the watch goes on through an empty share")
+	assert.Equal(t, "e", ev.Object.(*corev1.Pod).Name)
+
 	share.set(only(uidHash(theirs.UID)))
 	ev, _ = next(t, w)
 	require.Equal(t, watch.Error, ev.Type)
@@ -189,7 +206,7 @@ func TestCacheFilterWatchesChildrenByController(t *testing.T) {
 	share.set(only(uidHash(mine.UID)))
 	_, err = lw.ListWithContext(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	share.set(nil)
+	share.set(only(uidHash(theirs.UID)))
 	w2, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
 	require.NoError(t, err)
 	defer w2.Stop()
