@@ -61,8 +61,9 @@ func WithChildSetOptions(opts ...childset.Option) Option {
 // owners now held are enqueued and the others' expectations forgotten. Run
 // the ring's shardcr.Member in the same manager. The controller runs on
 // every replica, leader or not (controller.Options.NeedLeaderElection
-// false), unless WithControllerOptions sets NeedLeaderElection. nil means
-// not sharded.
+// false), unless WithControllerOptions sets NeedLeaderElection. The manager
+// runs the fenced reconciler; the Reconciler SetupWithManager returns is
+// the unfenced one inside it. nil means not sharded.
 func WithSharding(sharding *shardcr.Sharding) Option {
 	return func(c *config) { c.sharding = sharding }
 }

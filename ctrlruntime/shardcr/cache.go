@@ -50,7 +50,12 @@ type NewInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Durat
 //
 // Orphan children stay in every replica's cache: any replica's owner may
 // adopt them. Kinds not registered get controller-runtime's informers
-// unchanged. A Member's share is empty until it joined, so informers
+// unchanged. The filter is the cache's, not one controller's: every reader
+// of the manager's cache sees only the share of the registered kinds, and
+// one cache serves one ring and key. Label and field selectors of
+// cache.Options.ByObject still apply (controller-runtime sets them inside
+// the ListerWatcher wrapped here), and so do transforms, which run after
+// the filter. A Member's share is empty until it joined, so informers
 // started before list nothing and fill once the share arrives.
 type CacheFilter struct {
 	sharding *Sharding
