@@ -96,9 +96,6 @@ func (f *fixedShare) counts() (open, taken int) {
 // only is the share holding exactly h.
 func only(h uint64) shard.Ranges { return shard.NewRanges(shard.Range{First: h, Last: h}) }
 
-// everything but h.
-func allBut(h uint64) shard.Ranges { return shard.FullRanges().Subtract(only(h)) }
-
 func replicaSet(name string, uid types.UID) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},

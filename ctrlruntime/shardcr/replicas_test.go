@@ -195,8 +195,12 @@ func twoShardedReplicas(t *testing.T, filterCache bool, setup host) {
 			assert.NoError(t, r.mgr.Start(rctx))
 		}()
 		stops[i] = func() { cancel(); <-done }
-		defer stops[i]()
 	}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
 
 	a, b := replicas[0].member, replicas[1].member
 	require.Eventually(t, func() bool {
