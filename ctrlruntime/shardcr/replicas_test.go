@@ -98,8 +98,9 @@ type replica struct {
 
 // testControllerOptions runs the test's controllers on ctrlkit's queue:
 // controller-runtime v0.24.1's priority queue can deadlock when it shuts
-// down with an item ready (kubernetes-sigs/controller-runtime#3538), which
-// stopping one replica mid-run hits now and then.
+// down while handing a ready item to a worker that already left (its send
+// on the get channel holds the queue's lock), which stopping one replica
+// mid-run hits now and then.
 func testControllerOptions() controller.Options {
 	return controller.Options{SkipNameValidation: ptr.To(true), NewQueue: ctrlruntime.NewQueue}
 }
