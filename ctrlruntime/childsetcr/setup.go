@@ -118,6 +118,12 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	var ownerForOpts []builder.ForOption
 	var registered reconcile.Reconciler = r
 	ctrlOptions := cfg.ctrlOptions
+	// release forgets the expectations of an owner this replica gave up.
+	release := func(obj client.Object) {
+		if o, ok := obj.(O); ok {
+			core.ObserveOwnerDelete(o)
+		}
+	}
 	if s := cfg.sharding; s != nil {
 		// Every replica runs a sharded controller, leader or not, unless
 		// the caller said otherwise.
@@ -127,7 +133,7 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 		ownerForOpts = append(ownerForOpts, builder.WithPredicates(s.OwnerPredicate()))
 		childOpts = append(childOpts, builder.WithPredicates(s.ChildPredicate()))
 		newOwner := func() client.Object { o, _ := newObject[O](gvk); return o }
-		registered = shardcr.NewReconciler(r, s, mgr.GetCache(), newOwner, pins)
+		registered = shardcr.NewReconciler(r, s, mgr.GetCache(), newOwner, pins, release)
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(name).
@@ -142,11 +148,6 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 		owners, err := listFor(owner, mgr.GetScheme())
 		if err != nil {
 			return nil, err
-		}
-		release := func(obj client.Object) {
-			if o, ok := obj.(O); ok {
-				core.ObserveOwnerDelete(o)
-			}
 		}
 		b = b.WatchesRawSource(shardcr.NewResync(s, mgr.GetCache(), owners, release))
 	}

@@ -165,6 +165,8 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	}
 	var ownerOpts, podOpts []builder.WatchesOption
 	var registered reconcile.Reconciler = c
+	// release forgets the expectations of an owner this replica gave up.
+	release := func(o client.Object) { core.ObserveOwnerDelete(o) }
 	if s := b.sharding; s != nil {
 		// Every replica runs a sharded controller, leader or not, unless
 		// the caller said otherwise.
@@ -174,7 +176,7 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 		ownerOpts = append(ownerOpts, builder.WithPredicates(s.OwnerPredicate()))
 		podOpts = append(podOpts, builder.WithPredicates(s.ChildPredicate()))
 		newOwner := func() client.Object { return owner.DeepCopyObject().(client.Object) } //nolint:forcetypeassert // a copy has the type of its original
-		registered = shardcr.NewReconciler(c, s, b.mgr.GetCache(), newOwner, pins)
+		registered = shardcr.NewReconciler(c, s, b.mgr.GetCache(), newOwner, pins, release)
 	}
 	cb := builder.ControllerManagedBy(b.mgr).
 		Named(name).
@@ -186,7 +188,6 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 		if err != nil {
 			return nil, err
 		}
-		release := func(o client.Object) { core.ObserveOwnerDelete(o) }
 		cb = cb.WatchesRawSource(shardcr.NewResync(s, b.mgr.GetCache(), owners, release))
 	}
 	err = cb.Complete(registered)

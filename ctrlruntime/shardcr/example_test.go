@@ -44,7 +44,7 @@ func Example() {
 		fmt.Printf("reconciling %s, fenced: %v\n", req.NamespacedName, ctx.Err() == nil)
 		return reconcile.Result{}, nil
 	})
-	r := shardcr.NewReconciler(inner, sharding, cache, func() client.Object { return &appsv1.ReplicaSet{} }, nil)
+	r := shardcr.NewReconciler(inner, sharding, cache, func() client.Object { return &appsv1.ReplicaSet{} }, nil, nil)
 	_, _ = r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 
 	cancel()

@@ -35,6 +35,8 @@ const replacedRetry = time.Millisecond
 //     hash up, and the replica keeps claiming the hash until the inner
 //     reconcile returned, so the next holder starts after it.
 //   - An owner not held is skipped without error: its holder reconciles it.
+//     One whose hash moved away during the reconcile is released (its
+//     expectations forgotten) once the reconcile returned.
 //   - An owner missing from the cache (KeyUID) has no hash: the inner
 //     reconcile runs unfenced, so it must write nothing for an owner it
 //     cannot find, which is what childset and podset do (they forget it).
@@ -48,6 +50,7 @@ type Reconciler struct {
 	reader   client.Reader
 	newOwner ownerObject
 	pins     *Pins
+	release  func(client.Object)
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -56,13 +59,17 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 // by UID (the manager's cache), and newOwner returns an empty owner of the
 // controller's kind (with its GroupVersionKind set for an unstructured
 // one). pins is what inner's owner reads go through (Pins.Reader); nil
-// means inner reads owners some other way and only the fence applies. A
+// means inner reads owners some other way and only the fence applies.
+// release, as Resync's, forgets what the controller kept about an owner;
+// it is called when a reconcile ends after its owner's hash moved away, so
+// what that reconcile recorded (expectations of creations it can no longer
+// observe) does not outlive the hand-over; nil means nothing to forget. A
 // nil inner, sharding, reader or newOwner panics.
-func NewReconciler(inner reconcile.Reconciler, sharding *Sharding, reader client.Reader, newOwner func() client.Object, pins *Pins) *Reconciler {
+func NewReconciler(inner reconcile.Reconciler, sharding *Sharding, reader client.Reader, newOwner func() client.Object, pins *Pins, release func(client.Object)) *Reconciler {
 	if inner == nil || sharding == nil || reader == nil || newOwner == nil {
 		panic("shardcr: NewReconciler: nil reconciler, sharding, reader or owner constructor")
 	}
-	return &Reconciler{inner: inner, sharding: sharding, reader: reader, newOwner: newOwner, pins: pins}
+	return &Reconciler{inner: inner, sharding: sharding, reader: reader, newOwner: newOwner, pins: pins, release: release}
 }
 
 // Reconcile runs the inner reconcile under the fence of the owner req
@@ -78,18 +85,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			// Gone: the inner reconcile only forgets what it kept about
 			// it, which writes nothing, so it runs unfenced; the pin
 			// makes sure it sees no new owner of that name.
-			return r.run(ctx, req, "", 0, false)
+			return r.run(ctx, req, nil, 0, false)
 		}
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("shardcr: reading owner %s: %w", req.NamespacedName, err)
 		}
 		h = shard.Hash(string(owner.GetUID()))
-		return r.run(ctx, req, owner.GetUID(), h, true)
+		return r.run(ctx, req, owner, h, true)
 	}
-	return r.run(ctx, req, "", h, true)
+	return r.run(ctx, req, nil, h, true)
 }
 
-func (r *Reconciler) run(ctx context.Context, req reconcile.Request, uid types.UID, h uint64, fenced bool) (reconcile.Result, error) {
+// run runs the inner reconcile under the fence of h (unless not fenced),
+// pinned to owner (KeyUID; nil for an owner seen gone).
+func (r *Reconciler) run(ctx context.Context, req reconcile.Request, owner client.Object, h uint64, fenced bool) (reconcile.Result, error) {
 	inner := ctx
 	if fenced {
 		guarded, done, ok := r.sharding.share.Guard(ctx, h)
@@ -100,10 +109,17 @@ func (r *Reconciler) run(ctx context.Context, req reconcile.Request, uid types.U
 		inner = guarded
 	}
 	if r.pins != nil && r.sharding.key == shard.KeyUID {
+		var uid types.UID
+		if owner != nil {
+			uid = owner.GetUID()
+		}
 		r.pins.pin(req.NamespacedName, uid)
 		defer r.pins.unpin(req.NamespacedName)
 	}
 	res, err := r.inner.Reconcile(inner, req)
+	if fenced && r.release != nil && !r.sharding.share.Holds(h) {
+		r.releaseMoved(ctx, req, owner)
+	}
 	switch {
 	case err == nil:
 		return res, nil
@@ -115,6 +131,19 @@ func (r *Reconciler) run(ctx context.Context, req reconcile.Request, uid types.U
 		return reconcile.Result{}, nil
 	}
 	return res, err
+}
+
+// releaseMoved forgets an owner whose hash moved away while it was being
+// reconciled. By namespace the owner was not read yet; a failed read
+// leaves it to Resync's next pass.
+func (r *Reconciler) releaseMoved(ctx context.Context, req reconcile.Request, owner client.Object) {
+	if owner == nil {
+		owner = r.newOwner()
+		if err := r.reader.Get(ctx, req.NamespacedName, owner); err != nil {
+			return
+		}
+	}
+	r.release(owner)
 }
 
 // Pins are the owner UIDs reconciles are fenced for, by owner name. The

@@ -65,7 +65,7 @@ func TestReconcilerRunsHeldOwnersOnly(t *testing.T) {
 		open, _ := share.counts()
 		assert.Equal(t, 1, open, "the guard is held while the inner reconcile runs")
 	}
-	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, pins)
+	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, pins, nil)
 
 	res, err := r.Reconcile(context.Background(), request("theirs"))
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestReconcilerRefusesAReplacedOwner(t *testing.T) {
 		require.NoError(t, c.Create(ctx, replicaSet("x", "uid-new")))
 		inner.hook = nil
 	}
-	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, pins)
+	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, pins, nil)
 
 	res, err := r.Reconcile(context.Background(), request("x"))
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func TestReconcilerPassesGoneOwners(t *testing.T) {
 	share := newFixedShare(nil) // holds nothing
 	pins := shardcr.NewPins()
 	inner := &recorder{reader: pins.Reader(c)}
-	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, pins)
+	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, pins, nil)
 	_, err := r.Reconcile(context.Background(), request("gone"))
 	require.NoError(t, err)
 	assert.Len(t, inner.calls, 1)
@@ -138,7 +138,7 @@ func TestReconcilerByNamespace(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(replicaSet("x", "u")).Build()
 	share := newFixedShare(only(shard.Hash("ns")))
 	inner := &recorder{reader: c}
-	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyNamespace), c, newOwner, nil)
+	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyNamespace), c, newOwner, nil, nil)
 	_, err := r.Reconcile(context.Background(), request("x"))
 	require.NoError(t, err)
 	_, err = r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "other", Name: "x"}})
@@ -159,16 +159,20 @@ func TestReconcilerHandOverMidway(t *testing.T) {
 		<-ctx.Done()
 		inner.err = ctx.Err()
 	}
-	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, nil)
+	var released []string
+	release := func(o client.Object) { released = append(released, string(o.GetUID())) }
+	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, nil, release)
 	res, err := r.Reconcile(context.Background(), request("x"))
 	require.NoError(t, err)
 	assert.Zero(t, res)
+	assert.Equal(t, []string{"uid-x"}, released, "what the reconcile recorded is forgotten with the hand-over")
 
 	boom := errors.New("boom")
 	share.set(shard.FullRanges())
 	inner.hook, inner.err = nil, boom
 	_, err = r.Reconcile(context.Background(), request("x"))
 	assert.ErrorIs(t, err, boom)
+	assert.Len(t, released, 1, "an owner still held is not released")
 }
 
 // memberLikeShare cancels its guards when it gives its ranges up, as a
