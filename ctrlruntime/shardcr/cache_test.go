@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 	"github.com/ctrlkit/ctrlkit/shard"
@@ -257,3 +258,39 @@ func TestCacheFilterInformerFollowsTheShare(t *testing.T) {
 type noWatchList struct{ *toolscache.ListWatch }
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+// A streaming list (sendInitialEvents) is a list: it takes the share of the
+// moment, and its initial events are filtered like a list's items. Later
+// pages of a paginated list keep the first page's share.
+func TestCacheFilterStreamingAndPagedLists(t *testing.T) {
+	mine, theirs := replicaSet("mine", "uid-mine"), replicaSet("theirs", "uid-theirs")
+	share := newFixedShare(only(uidHash(mine.UID)))
+	filter := func(next shardcr.NewInformerFunc) *shardcr.CacheFilter {
+		return shardcr.NewCacheFilter(shardcr.New(share, shard.KeyUID), clientgoscheme.Scheme, next).Children(&corev1.Pod{})
+	}
+	srv := &fakeServer{pods: []corev1.Pod{*podOf("a", mine), *podOf("b", theirs)}}
+	lw := wrapped(t, filter, &corev1.Pod{}, srv.listWatch())
+
+	// A stream started under another share than the last list's does not
+	// expire: it is the new list.
+	share.set(only(uidHash(theirs.UID)))
+	w, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{SendInitialEvents: ptr.To(true)})
+	require.NoError(t, err)
+	defer w.Stop()
+	srv.w.Add(podOf("a", mine))
+	srv.w.Add(podOf("b", theirs))
+	ev, _ := next(t, w)
+	require.Equal(t, watch.Added, ev.Type)
+	assert.Equal(t, "b", ev.Object.(*corev1.Pod).Name, "only the share's initial events pass")
+
+	// Pages: the share moves between two pages; the second page is still
+	// filtered by the first page's share.
+	share.set(only(uidHash(mine.UID)))
+	first, err := lw.ListWithContext(context.Background(), metav1.ListOptions{Limit: 1})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, names(t, first))
+	share.set(only(uidHash(theirs.UID)))
+	second, err := lw.ListWithContext(context.Background(), metav1.ListOptions{Limit: 1, Continue: "page-2"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, names(t, second))
+}
