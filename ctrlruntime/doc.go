@@ -18,8 +18,10 @@
 // (expectations recorded by event handlers and checked by a hand-written
 // Reconcile), crclient (PodControl and a claim patcher over client.Client),
 // crhistory (ControllerRevision history over client.Client, for childset's
-// rolling updates) and simkit (a cache, client and manager over simcluster, whose watches a
-// test can hold to make the cache lag). requests.go is the one translation
+// rolling updates), simkit (a cache, client and manager over simcluster,
+// whose watches a test can hold to make the cache lag) and shardcr (a set
+// controller sharded over replicas: a Lease per replica, fenced reconciles,
+// a cache that holds only the replica's share). requests.go is the one translation
 // between ctrlkit's owner keys and results and controller-runtime's
 // requests that they share.
 package ctrlruntime

@@ -27,6 +27,9 @@
 // event syncs its owner. RBAC: apps/controllerrevisions get, list, watch,
 // create, update, patch, delete; the scheme must hold apps/v1.
 //
+// WithSharding runs the controller on every replica, each working on its
+// share of the owners of a shard ring (package shardcr).
+//
 // The pieces are exported for controllers assembled by hand: Reconciler,
 // ChildHandler, OwnerHandler, Lister and AddControllerIndex.
 package childsetcr

@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 )
 
 // Option configures SetupWithManager. A nil Option is ignored.
@@ -13,6 +14,7 @@ type config struct {
 	name        string
 	ctrlOptions controller.Options
 	childset    []childset.Option
+	sharding    *shardcr.Sharding
 }
 
 func newConfig(opts []Option) config {
@@ -50,4 +52,18 @@ func WithControllerOptions(opts controller.Options) Option {
 // controller-runtime's controller has its own.
 func WithChildSetOptions(opts ...childset.Option) Option {
 	return func(c *config) { c.childset = append(c.childset, opts...) }
+}
+
+// WithSharding makes the controller work only on the owners this replica
+// holds in sharding's ring (see shardcr): owner and child events of owners
+// held elsewhere are dropped, each reconcile is fenced by the share's Guard
+// and skipped for an owner held elsewhere, and when the share changes the
+// owners now held are enqueued and the others' expectations forgotten. Run
+// the ring's shardcr.Member in the same manager. The controller runs on
+// every replica, leader or not (controller.Options.NeedLeaderElection
+// false), unless WithControllerOptions sets NeedLeaderElection. The manager
+// runs the fenced reconciler; the Reconciler SetupWithManager returns is
+// the unfenced one inside it. nil means not sharded.
+func WithSharding(sharding *shardcr.Sharding) Option {
+	return func(c *config) { c.sharding = sharding }
 }

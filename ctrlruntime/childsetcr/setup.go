@@ -12,15 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crhistory"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 )
 
 // Spec is the owner adapter: childset.Spec without Get, since owners are
@@ -104,10 +107,18 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	// objectcontrol records core/v1 events with upstream's reasons, so the
 	// core takes the manager's core/v1 recorder.
 	recorder := mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
+	var pins *shardcr.Pins
+	var owners client.Reader = mgr.GetCache()
+	if _, ownGet := spec.(childset.Spec[O, C]); !ownGet && cfg.sharding != nil {
+		// The core sees only the owner incarnation its reconcile was
+		// fenced for.
+		pins = shardcr.NewPins()
+		owners = pins.Reader(owners)
+	}
 	// Owners from the cache, and the owner checked live before an adoption,
 	// as upstream re-reads it: a cached owner may not show yet that it is
 	// being deleted.
-	full := completeSpec(spec, mgr.GetCache(), mgr.GetAPIReader())
+	full := completeSpec(spec, owners, mgr.GetAPIReader())
 	coreOpts := cfg.childset
 	_, rolls := full.(childset.RolloutSpec[O])
 	if rolls {
@@ -127,12 +138,33 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 		return nil, err
 	}
 	r := NewReconciler(core)
+	var childOpts []builder.WatchesOption
+	var ownerForOpts []builder.ForOption
+	var registered reconcile.Reconciler = r
+	ctrlOptions := cfg.ctrlOptions
+	// release forgets the expectations of an owner this replica gave up.
+	release := func(obj client.Object) {
+		if o, ok := obj.(O); ok {
+			core.ObserveOwnerDelete(o)
+		}
+	}
+	if s := cfg.sharding; s != nil {
+		// Every replica runs a sharded controller, leader or not, unless
+		// the caller said otherwise.
+		if ctrlOptions.NeedLeaderElection == nil {
+			ctrlOptions.NeedLeaderElection = ptr.To(false)
+		}
+		ownerForOpts = append(ownerForOpts, builder.WithPredicates(s.OwnerPredicate()))
+		childOpts = append(childOpts, builder.WithPredicates(s.ChildPredicate()))
+		newOwner := func() client.Object { o, _ := newObject[O](gvk); return o }
+		registered = shardcr.NewReconciler(r, s, mgr.GetCache(), newOwner, pins, release)
+	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(name).
-		For(owner).
+		For(owner, ownerForOpts...).
 		Watches(watchedOwner, NewOwnerHandler(core)).
-		Watches(child, children).
-		WithOptions(cfg.ctrlOptions)
+		Watches(child, children, childOpts...).
+		WithOptions(ctrlOptions)
 	if rolls {
 		// A revision changed or deleted by someone else syncs its owner.
 		b = b.Watches(&appsv1.ControllerRevision{}, handler.EnqueueRequestForOwner(
@@ -141,7 +173,14 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	if _, ownLister := kind.(childset.Lister[C]); !ownLister {
 		b = b.WatchesRawSource(indexSource[C]{indexer: mgr.GetFieldIndexer()})
 	}
-	err = b.Complete(r)
+	if s := cfg.sharding; s != nil {
+		owners, err := listFor(owner, mgr.GetScheme())
+		if err != nil {
+			return nil, err
+		}
+		b = b.WatchesRawSource(shardcr.NewResync(s, mgr.GetCache(), owners, release))
+	}
+	err = b.Complete(registered)
 	if err != nil {
 		return nil, fmt.Errorf("childsetcr: building controller %s: %w", name, err)
 	}

@@ -7,14 +7,20 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -27,6 +33,7 @@ type Builder[O client.Object] struct {
 	name      string
 	opts      []podset.Option
 	copts     controller.Options
+	sharding  *shardcr.Sharding
 }
 
 // NewControllerManagedBy starts a Builder for owners described by d, run by
@@ -68,6 +75,21 @@ func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 	return b
 }
 
+// WithSharding makes the controller work only on the owners this replica
+// holds in sharding's ring (see shardcr): owner and pod events of owners
+// held elsewhere are dropped, each reconcile is fenced by the share's Guard
+// and skipped for an owner held elsewhere, and when the share changes the
+// owners now held are enqueued and the others' expectations forgotten. Run
+// the ring's shardcr.Member in the same manager. With WithKind, owner reads
+// are the kind's own and are not pinned to the fenced owner (see shardcr's
+// Pins). The controller runs on every replica, leader or not
+// (controller.Options.NeedLeaderElection false), unless
+// WithControllerOptions sets NeedLeaderElection. nil means not sharded.
+func (b *Builder[O]) WithSharding(s *shardcr.Sharding) *Builder[O] {
+	b.sharding = s
+	return b
+}
+
 // Complete checks the description, builds podset's core over the
 // manager's informers and registers it with controller-runtime's builder as
 // a plain reconcile.Reconciler (Controller), watching the owners and the
@@ -86,8 +108,16 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 		return nil, errors.New("podsetcr: the builder needs a describer or a kind")
 	}
 	kind := b.kind
+	var pins *shardcr.Pins
 	if kind == nil {
-		k, err := NewKind(b.describer, b.mgr.GetCache(), b.mgr.GetAPIReader(), b.mgr.GetClient(), b.mgr.GetScheme())
+		var owners client.Reader = b.mgr.GetCache()
+		if b.sharding != nil {
+			// The core sees only the owner incarnation its reconcile was
+			// fenced for.
+			pins = shardcr.NewPins()
+			owners = pins.Reader(owners)
+		}
+		k, err := NewKind(b.describer, owners, b.mgr.GetAPIReader(), b.mgr.GetClient(), b.mgr.GetScheme())
 		if err != nil {
 			return nil, err
 		}
@@ -133,14 +163,57 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	if copts.MaxConcurrentReconciles == 0 {
 		copts.MaxConcurrentReconciles = core.Workers()
 	}
-	err = builder.ControllerManagedBy(b.mgr).
+	var ownerOpts, podOpts []builder.WatchesOption
+	var registered reconcile.Reconciler = c
+	// release forgets the expectations of an owner this replica gave up.
+	release := func(o client.Object) { core.ObserveOwnerDelete(o) }
+	if s := b.sharding; s != nil {
+		// Every replica runs a sharded controller, leader or not, unless
+		// the caller said otherwise.
+		if copts.NeedLeaderElection == nil {
+			copts.NeedLeaderElection = ptr.To(false)
+		}
+		ownerOpts = append(ownerOpts, builder.WithPredicates(s.OwnerPredicate()))
+		podOpts = append(podOpts, builder.WithPredicates(s.ChildPredicate()))
+		newOwner := func() client.Object { return owner.DeepCopyObject().(client.Object) } //nolint:forcetypeassert // a copy has the type of its original
+		registered = shardcr.NewReconciler(c, s, b.mgr.GetCache(), newOwner, pins, release)
+	}
+	cb := builder.ControllerManagedBy(b.mgr).
 		Named(name).
-		Watches(owner, OwnerHandler[O]{core}).
-		Watches(&corev1.Pod{}, PodHandler[O]{core}).
-		WithOptions(copts).
-		Complete(c)
+		Watches(owner, OwnerHandler[O]{core}, ownerOpts...).
+		Watches(&corev1.Pod{}, PodHandler[O]{core}, podOpts...).
+		WithOptions(copts)
+	if s := b.sharding; s != nil {
+		owners, err := ownerList(b.mgr.GetScheme(), owner, gvk)
+		if err != nil {
+			return nil, err
+		}
+		cb = cb.WatchesRawSource(shardcr.NewResync(s, b.mgr.GetCache(), owners, release))
+	}
+	err = cb.Complete(registered)
 	if err != nil {
 		return nil, fmt.Errorf("podsetcr: registering controller %s: %w", name, err)
 	}
 	return c, nil
+}
+
+// ownerList returns an empty list of owner's kind gvk, to list owners from
+// the cache: unstructured for an unstructured owner, so that the list reads
+// the informer the controller's watches use.
+func ownerList(scheme *runtime.Scheme, owner client.Object, gvk schema.GroupVersionKind) (client.ObjectList, error) {
+	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+	if _, ok := owner.(*unstructured.Unstructured); ok {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(listGVK)
+		return list, nil
+	}
+	obj, err := scheme.New(listGVK)
+	if err != nil {
+		return nil, fmt.Errorf("podsetcr: the list kind of %s: %w", gvk, err)
+	}
+	list, ok := obj.(client.ObjectList)
+	if !ok {
+		return nil, fmt.Errorf("podsetcr: %s is a %T, not a list", listGVK, obj)
+	}
+	return list, nil
 }

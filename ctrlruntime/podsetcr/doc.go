@@ -29,6 +29,9 @@
 // manager's RESTMapper, which for the default mapper asks the API
 // server's discovery.
 //
+// WithSharding runs the controller on every replica, each working on its
+// share of the owners of a shard ring (package shardcr).
+//
 // podset needs client-go SharedIndexInformers, which is what the manager's
 // default cache holds. A cache restricted to namespaces
 // (cache.Options.DefaultNamespaces) wraps one informer per namespace, and

@@ -34,6 +34,10 @@
 // manager whose cache and client are the kit's. kit.Cluster().Run(ctx) runs
 // the simulated scheduler and kubelet when pods should become ready.
 //
+// Two kits over one cluster (WithCluster) are two replicas of a controller,
+// each with its own cache; WithNewInformer builds the cache's informers
+// over the kit's list-watch, for code that wraps cache.Options.NewInformer.
+//
 // What the kit does not do: the cache
 // applies no label, field or namespace restriction (cache.Options.ByObject
 // and DefaultNamespaces are not offered; every object of a kind is cached),

@@ -31,7 +31,7 @@ func (k *Kit) newInformer(_ toolscache.ListerWatcher, example runtime.Object, re
 	} else {
 		lw = store
 	}
-	return toolscache.NewSharedIndexInformer(lw, example, resync, indexers)
+	return k.makeInformer(lw, example, resync, indexers)
 }
 
 // listWatchFor returns the list-watch over the cluster's store for objects

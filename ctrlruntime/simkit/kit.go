@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -33,6 +35,8 @@ type Kit struct {
 	api     client.WithWatch
 	client  client.Client
 
+	makeInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
+
 	startMu sync.Mutex
 	running bool // Start was called
 }
@@ -51,10 +55,18 @@ func New(scheme *runtime.Scheme, opts ...Option) (*Kit, error) {
 			o(&cfg)
 		}
 	}
+	cluster := cfg.shared
+	if cluster == nil {
+		cluster = simcluster.New(append(cfg.cluster, simcluster.WithScheme(scheme))...)
+	}
 	k := &Kit{
-		cluster: simcluster.New(append(cfg.cluster, simcluster.WithScheme(scheme))...),
-		scheme:  scheme,
-		mapper:  newStaticMapper(scheme, cfg.clusterScoped),
+		cluster:      cluster,
+		scheme:       scheme,
+		mapper:       newStaticMapper(scheme, cfg.clusterScoped),
+		makeInformer: cfg.newInformer,
+	}
+	if k.makeInformer == nil {
+		k.makeInformer = toolscache.NewSharedIndexInformer
 	}
 	c, err := cache.New(nowhere, cache.Options{Scheme: scheme, Mapper: k.mapper, NewInformer: k.newInformer})
 	if err != nil {

@@ -1,7 +1,11 @@
 package simkit
 
 import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlkit/ctrlkit/simcluster"
@@ -14,6 +18,8 @@ type config struct {
 	cluster       []simcluster.Option
 	statusKinds   []client.Object
 	clusterScoped []schema.GroupKind
+	shared        *simcluster.Cluster
+	newInformer   func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
 }
 
 // WithClusterOptions passes options to the simulated cluster New builds
@@ -35,4 +41,21 @@ func WithStatusSubresource(objs ...client.Object) Option {
 // kinds (Node, Namespace, PersistentVolume, ClusterRole, ...) are known.
 func WithClusterScoped(kinds ...schema.GroupKind) Option {
 	return func(c *config) { c.clusterScoped = append(c.clusterScoped, kinds...) }
+}
+
+// WithCluster builds the kit over an existing simulated cluster, another
+// kit's Cluster(), instead of a new one: two kits over one cluster are two
+// replicas of a controller, each with its own cache and client, writing to
+// the same store. The cluster must store the kinds of New's scheme;
+// WithClusterOptions is ignored. nil means a new cluster.
+func WithCluster(c *simcluster.Cluster) Option {
+	return func(cfg *config) { cfg.shared = c }
+}
+
+// WithNewInformer builds the cache's informers with newInformer, given the
+// kit's list-watch over the cluster, instead of client-go's
+// NewSharedIndexInformer: the hook of cache.Options.NewInformer, for a
+// test of code that wraps it. nil means client-go's.
+func WithNewInformer(newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer) Option {
+	return func(cfg *config) { cfg.newInformer = newInformer }
 }

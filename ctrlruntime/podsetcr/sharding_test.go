@@ -1,0 +1,42 @@
+package podsetcr
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
+	"github.com/ctrlkit/ctrlkit/examples/podgroup"
+	"github.com/ctrlkit/ctrlkit/shard"
+)
+
+// A sharded controller registers for typed and unstructured owners, and
+// lists its owners for the resync in the form its watches use.
+func TestCompleteWithSharding(t *testing.T) {
+	s := newScheme(t)
+	member, err := shardcr.NewMember(fake.NewClientset().CoordinationV1(), "kube-system", "podgroups", "replica-0")
+	require.NoError(t, err)
+	sharding := shardcr.New(member, shard.KeyUID)
+
+	_, err = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), podgroup.Kind{}).Named("sharded-podgroup").WithSharding(sharding).Complete()
+	require.NoError(t, err)
+	_, err = NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}).Named("sharded-rs").WithSharding(sharding).Complete()
+	require.NoError(t, err)
+
+	group, err := emptyObject[*unstructured.Unstructured](s, podgroup.Kind{}.GroupVersionKind())
+	require.NoError(t, err)
+	list, err := ownerList(s, group, podgroup.Kind{}.GroupVersionKind())
+	require.NoError(t, err)
+	require.IsType(t, &unstructured.UnstructuredList{}, list)
+	assert.Equal(t, podgroup.Kind{}.GroupVersionKind().Kind+"List", list.GetObjectKind().GroupVersionKind().Kind)
+
+	rs, err := emptyObject[*appsv1.ReplicaSet](s, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
+	require.NoError(t, err)
+	list, err = ownerList(s, rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
+	require.NoError(t, err)
+	assert.IsType(t, &appsv1.ReplicaSetList{}, list)
+}
