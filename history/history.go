@@ -68,20 +68,29 @@ func NewHistory(client kubernetes.Interface, lister appslisters.ControllerRevisi
 	if client == nil || lister == nil {
 		panic("history: NewHistory: nil client or lister")
 	}
-	return &realHistory{client: client, lister: lister, cfg: newConfig(opts)}
+	return NewHistoryFor(clientsetStore{client: client, lister: lister}, opts...)
+}
+
+// NewHistoryFor returns the Interface over store: the same names,
+// collisions, retries and ownership rules whatever the client. A nil store
+// panics.
+func NewHistoryFor(store Store, opts ...Option) Interface {
+	if store == nil {
+		panic("history: NewHistoryFor: nil store")
+	}
+	return &realHistory{store: store, cfg: newConfig(opts)}
 }
 
 type realHistory struct {
-	client kubernetes.Interface
-	lister appslisters.ControllerRevisionLister
-	cfg    config
+	store Store
+	cfg   config
 }
 
 func (h *realHistory) request(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, h.cfg.requestTimeout)
 }
 
-func (h *realHistory) ListControllerRevisions(_ context.Context, parent metav1.Object, parentKind schema.GroupVersionKind, selector labels.Selector) ([]*appsv1.ControllerRevision, error) {
+func (h *realHistory) ListControllerRevisions(ctx context.Context, parent metav1.Object, parentKind schema.GroupVersionKind, selector labels.Selector) ([]*appsv1.ControllerRevision, error) {
 	if selector == nil {
 		return nil, nil
 	}
@@ -104,7 +113,7 @@ func (h *realHistory) ListControllerRevisions(_ context.Context, parent metav1.O
 		}
 	} else {
 		var err error
-		candidates, err = h.lister.ControllerRevisions(parent.GetNamespace()).List(selector)
+		candidates, err = h.store.List(ctx, parent.GetNamespace(), selector)
 		if err != nil {
 			return nil, fmt.Errorf("history: listing revisions of %s/%s: %w", parent.GetNamespace(), parent.GetName(), err)
 		}
@@ -128,13 +137,14 @@ func (h *realHistory) CreateControllerRevision(ctx context.Context, parent metav
 		return nil, errors.New("history: CreateControllerRevision: collisionCount must not be nil")
 	}
 	ns := parent.GetNamespace()
-	clone := revision.DeepCopy()
-	if clone.Namespace == "" {
-		clone.Namespace = ns
-	}
 	for range MaxCreateAttempts {
+		// Some clients fill in what they create: each attempt sends a
+		// fresh copy.
+		clone := revision.DeepCopy()
+		clone.Namespace = ns
+		clone.ResourceVersion = ""
 		clone.Name = ControllerRevisionName(parent.GetName(), HashControllerRevision(revision, collisionCount))
-		created, err := h.create(ctx, ns, clone)
+		created, err := h.create(ctx, clone)
 		if !apierrors.IsAlreadyExists(err) {
 			if err != nil {
 				return nil, fmt.Errorf("history: creating revision %s/%s: %w", ns, clone.Name, err)
@@ -153,16 +163,16 @@ func (h *realHistory) CreateControllerRevision(ctx context.Context, parent metav
 	return nil, fmt.Errorf("creating a revision of %s/%s: %w (%d attempts)", ns, parent.GetName(), ErrTooManyCollisions, MaxCreateAttempts)
 }
 
-func (h *realHistory) create(ctx context.Context, ns string, cr *appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
+func (h *realHistory) create(ctx context.Context, cr *appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
 	ctx, cancel := h.request(ctx)
 	defer cancel()
-	return h.client.AppsV1().ControllerRevisions(ns).Create(ctx, cr, metav1.CreateOptions{})
+	return h.store.Create(ctx, cr)
 }
 
 func (h *realHistory) get(ctx context.Context, ns, name string) (*appsv1.ControllerRevision, error) {
 	ctx, cancel := h.request(ctx)
 	defer cancel()
-	return h.client.AppsV1().ControllerRevisions(ns).Get(ctx, name, metav1.GetOptions{})
+	return h.store.Get(ctx, ns, name)
 }
 
 func (h *realHistory) UpdateControllerRevision(ctx context.Context, revision *appsv1.ControllerRevision, newRevision int64) (*appsv1.ControllerRevision, error) {
@@ -178,8 +188,11 @@ func (h *realHistory) UpdateControllerRevision(ctx context.Context, revision *ap
 			clone = updated
 			return true, nil
 		}
-		if cached, getErr := h.lister.ControllerRevisions(clone.Namespace).Get(clone.Name); getErr == nil {
+		if cached, getErr := h.store.Cached(ctx, clone.Namespace, clone.Name); getErr == nil {
 			clone = cached.DeepCopy()
+		} else {
+			// Unchanged, so the next attempt sends it again.
+			clone.Revision = revision.Revision
 		}
 		lastErr = err
 		if apierrors.IsConflict(err) {
@@ -199,18 +212,17 @@ func (h *realHistory) UpdateControllerRevision(ctx context.Context, revision *ap
 func (h *realHistory) update(ctx context.Context, cr *appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
 	ctx, cancel := h.request(ctx)
 	defer cancel()
-	return h.client.AppsV1().ControllerRevisions(cr.Namespace).Update(ctx, cr, metav1.UpdateOptions{})
+	return h.store.Update(ctx, cr)
 }
 
 func (h *realHistory) DeleteControllerRevision(ctx context.Context, revision *appsv1.ControllerRevision) error {
 	ctx, cancel := h.request(ctx)
 	defer cancel()
-	if err := h.client.AppsV1().ControllerRevisions(revision.Namespace).Delete(ctx, revision.Name, metav1.DeleteOptions{}); err != nil {
+	if err := h.store.Delete(ctx, revision.Namespace, revision.Name); err != nil {
 		return fmt.Errorf("history: deleting revision %s/%s: %w", revision.Namespace, revision.Name, err)
 	}
 	return nil
 }
-
 func (h *realHistory) AdoptControllerRevision(ctx context.Context, parent metav1.Object, parentKind schema.GroupVersionKind, revision *appsv1.ControllerRevision) (*appsv1.ControllerRevision, error) {
 	if owner := metav1.GetControllerOfNoCopy(revision); owner != nil {
 		return nil, fmt.Errorf("history: attempt to adopt revision %s/%s owned by %v", revision.Namespace, revision.Name, owner)
@@ -246,5 +258,5 @@ func (h *realHistory) ReleaseControllerRevision(ctx context.Context, parent meta
 func (h *realHistory) patch(ctx context.Context, ns, name string, data []byte) (*appsv1.ControllerRevision, error) {
 	ctx, cancel := h.request(ctx)
 	defer cancel()
-	return h.client.AppsV1().ControllerRevisions(ns).Patch(ctx, name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
+	return h.store.Patch(ctx, ns, name, data)
 }

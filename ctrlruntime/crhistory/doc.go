@@ -7,9 +7,10 @@
 //	h := crhistory.New(mgr.GetClient(), mgr.GetCache(), crhistory.WithLiveReader(mgr.GetAPIReader()))
 //	core := childset.NewReconciler(spec, kind, writer, childset.WithRevisions(h))
 //
-// Its semantics are history.NewHistory's: creation handles name collisions
-// (a taken name with the same data is that revision; other data advances
-// the collision count), adoption and release send the strategic merge
-// patches of history's client-go implementation. The manager's scheme must
-// hold apps/v1.
+// New is history.NewHistoryFor over Store, controller-runtime's calls, so
+// its rules are history's own, the same as over client-go: creation handles
+// name collisions (a taken name with the same data is that revision; other
+// data advances the collision count), updates retry conflicts with the
+// cached copy, adoption and release send claim's strategic merge patches.
+// The manager's scheme must hold apps/v1.
 package crhistory
