@@ -209,6 +209,16 @@ func TestUpdateControllerRevision(t *testing.T) {
 	_, err = always.history.UpdateControllerRevision(ctx, stored, 7)
 	assert.True(t, apierrors.IsConflict(err), "after the retries the last conflict is returned: %v", err)
 
+	// A conflict on a revision the cache does not hold must not read as
+	// success on the next attempt, which would find the copy already at
+	// the revision it failed to write.
+	uncached := newRealFixture(t, nil)
+	uncached.client.PrependReactor("update", "controllerrevisions", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(revisionResource, "r", errors.New("stale"))
+	})
+	_, err = uncached.history.UpdateControllerRevision(ctx, stored, 8)
+	assert.True(t, apierrors.IsConflict(err), "a conflict with nothing cached is an error, not a success: %v", err)
+
 	fk := newFakeFixture(t, stored)
 	got, err = fk.UpdateControllerRevision(ctx, stored, 3)
 	require.NoError(t, err)
