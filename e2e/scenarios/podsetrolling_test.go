@@ -85,7 +85,7 @@ func (s *scenario) runRollingPodSet() *warningRecorder {
 		return s.ctrlClient.CoreV1().Pods(ns)
 	}), rec, types.StrategicMergePatchType)
 	c, err := childset.New(ownerInformer, podInformer,
-		gang.RollingGangs{Gangs: gang.Gangs{Indexer: ownerInformer.GetIndexer()}, Client: dyn},
+		gang.NewRollingGangs(gang.Gangs{Indexer: ownerInformer.GetIndexer()}, dyn),
 		gang.Pods{Lister: childset.IndexerLister[*corev1.Pod](podInformer.GetIndexer())}, writer,
 		childset.WithEventRecorder(rec), childset.WithRevisions(history.NewHistory(s.ctrlClient, revisions.Lister())))
 	if err != nil {

@@ -57,7 +57,7 @@ func NewController(ctx context.Context, client kubernetes.Interface, pods corein
 		// the caller's Start starts it.
 		cfg.revisions.Informer()
 		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(client, cfg.revisions.Lister())))
-		c, err = childset.New(gangInformer, podInformer, RollingGangs{Gangs: gangsSpec, Client: cfg.dyn}, kind, writer, setOpts...)
+		c, err = childset.New(gangInformer, podInformer, NewRollingGangs(gangsSpec, cfg.dyn), kind, writer, setOpts...)
 	}
 	if err != nil {
 		return nil, err

@@ -21,7 +21,8 @@
 // Rolling updates come with WithRollingUpdates (a dynamic client for the
 // status and a ControllerRevision informer, for the revisions): the
 // controller then runs RollingGangs, in rolling.go,
-// 55 more lines without comments and blank lines (a test recounts them).
+// 14 more lines without comments and blank lines (a test recounts them),
+// the field layout being childset.DeploymentLayout's.
 // A change of spec.template replaces the pods in place of their index,
 // highest first, within spec.strategy.rollingUpdate's maxSurge and
 // maxUnavailable (a number or a percentage; 25% each when absent): a new

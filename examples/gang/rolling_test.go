@@ -224,5 +224,5 @@ func TestRollingSizeMatchesDoc(t *testing.T) {
 // A RollingSet built without a Client reports it; it does not panic.
 func TestRollingStatusWithoutClient(t *testing.T) {
 	err := gang.RollingGangs{}.UpdateStatus(context.Background(), newGang("g", int64(1)), childset.Status{Replicas: 1})
-	require.ErrorContains(t, err, "no Client to write it with")
+	require.ErrorContains(t, err, "no Client to write the status with")
 }

@@ -53,7 +53,7 @@ func NewController(ctx context.Context, client dynamic.Interface, factory dynami
 		// the caller's Start starts it.
 		cfg.revisions.Informer()
 		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(cfg.client, cfg.revisions.Lister())))
-		c, err = childset.New(sets, workers, RollingSet{Set: set, Client: client}, kind, writer, setOpts...)
+		c, err = childset.New(sets, workers, NewRollingSet(set, client), kind, writer, setOpts...)
 	}
 	if err != nil {
 		return nil, err

@@ -19,8 +19,9 @@
 //
 // Rolling updates come with WithRollingUpdates (a clientset and a
 // ControllerRevision informer, for the revisions): the controller then
-// runs RollingSet, in rolling.go, 59 more lines without comments and blank
-// lines (a test recounts them). A change of spec.template is rolled out as
+// runs RollingSet, in rolling.go, 18 more lines without comments and blank
+// lines (a test recounts them), the field layout being
+// childset.DeploymentLayout's. A change of spec.template is rolled out as
 // a Deployment rolls pods, within spec.strategy.rollingUpdate's maxSurge
 // and maxUnavailable (a number or a percentage; 25% each when absent) and
 // above its partition (that many Workers stay at the old template); each

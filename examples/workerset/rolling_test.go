@@ -204,5 +204,5 @@ func TestRollingSizeMatchesDoc(t *testing.T) {
 // A RollingSet built without a Client reports it; it does not panic.
 func TestRollingStatusWithoutClient(t *testing.T) {
 	err := workerset.RollingSet{}.UpdateStatus(context.Background(), newSet("a", int64(1)), childset.Status{Replicas: 1})
-	require.ErrorContains(t, err, "no Client to write it with")
+	require.ErrorContains(t, err, "no Client to write the status with")
 }
