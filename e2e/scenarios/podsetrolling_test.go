@@ -2,15 +2,11 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -29,42 +25,7 @@ import (
 // test marks each pod Ready a moment after it appears, as a kubelet would.
 func TestPodSetRollingUpdate(t *testing.T) {
 	s := newScenario(t, 3*time.Minute)
-	require.NoError(t, s.env.InstallCRDsFromYAML(s.ctx, gang.CRD))
-	dyn, err := dynamic.NewForConfig(s.clientConfig(nil))
-	require.NoError(t, err)
-	pods := corev1.SchemeGroupVersion.WithResource("pods")
-	sampler := newRolloutSampler(t, dyn, s.ns, "web", "Gang", gang.Resource, pods, false, podReadiness)
-	owners := dyn.Resource(gang.Resource).Namespace(s.ns)
-	ready := true
-	s.markReady(dyn, pods, func(u *unstructured.Unstructured) bool {
-		ok, _ := podReadiness(u)
-		return ok
-	}, func(_ context.Context, name string) error {
-		return s.setPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}, podState{ready: &ready}, time.Now())
-	})
-
-	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptrTemplate(map[string]string{"app": "web"}))
-	require.NoError(t, err)
-	require.NoError(t, unstructured.SetNestedSlice(tmpl, []any{map[string]any{"name": "main", "image": "web:v1"}}, "spec", "containers"))
-	o := &unstructured.Unstructured{Object: map[string]any{
-		"spec": map[string]any{
-			"replicas":             int64(50),
-			"minReadySeconds":      int64(1),
-			"revisionHistoryLimit": int64(5),
-			"strategy":             map[string]any{"rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": int64(0)}},
-			"template":             tmpl,
-		},
-	}}
-	o.SetGroupVersionKind(gang.Kind)
-	o.SetName("web")
-	_, err = owners.Create(s.ctx, o, metav1.CreateOptions{})
-	require.NoError(t, err)
-	warnings := s.runRollingPodSet()
-
-	s.runRollingPhases(sampler, owners, "web", rollingPhases(func(image string) string {
-		return fmt.Sprintf(`"template":{"spec":{"containers":[{"name":"main","image":"web:%s"}]}}`, image)
-	}))
-	require.Empty(t, warnings.list(), "Warning events")
+	s.rollGangPods("web", false, s.runRollingPodSet)
 }
 
 // runRollingPodSet starts childset over the Gang's adapters in the

@@ -107,21 +107,34 @@ func TestWorkerSetRollingUpdate(t *testing.T) {
 // would. The pods are never bound, so a deleted one is gone at once.
 func TestGangRollingUpdate(t *testing.T) {
 	s := newScenario(t, 3*time.Minute)
+	sampler := s.rollGangPods("gang", true, s.runRollingGang)
+	for name := range sampler.replay().seen {
+		require.Regexp(t, `^gang-([0-9]|[1-4][0-9])$`, name, "no pod outside gang-0 ... gang-49")
+	}
+}
+
+// rollGangPods creates a Gang called name of 50 pods (maxSurge 25%,
+// maxUnavailable 0, minReadySeconds 1), marks each pod Ready a moment after
+// it appears, starts the controller with start, and runs rollingPhases,
+// sampling the whole rollout; indexed says how the controller names the
+// pods. It fails on any Warning event.
+func (s *scenario) rollGangPods(name string, indexed bool, start func() *warningRecorder) *rolloutSampler {
+	t := s.t
 	require.NoError(t, s.env.InstallCRDsFromYAML(s.ctx, gang.CRD))
 	dyn, err := dynamic.NewForConfig(s.clientConfig(nil))
 	require.NoError(t, err)
 	pods := corev1.SchemeGroupVersion.WithResource("pods")
-	sampler := newRolloutSampler(t, dyn, s.ns, "gang", "Gang", gang.Resource, pods, true, podReadiness)
+	sampler := newRolloutSampler(t, dyn, s.ns, name, "Gang", gang.Resource, pods, indexed, podReadiness)
 	gangs := dyn.Resource(gang.Resource).Namespace(s.ns)
 	ready := true
 	s.markReady(dyn, pods, func(u *unstructured.Unstructured) bool {
 		ok, _ := podReadiness(u)
 		return ok
-	}, func(_ context.Context, name string) error {
-		return s.setPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}, podState{ready: &ready}, time.Now())
+	}, func(_ context.Context, pod string) error {
+		return s.setPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod}}, podState{ready: &ready}, time.Now())
 	})
 
-	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptrTemplate(map[string]string{"app": "gang"}))
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptrTemplate(map[string]string{"app": name}))
 	require.NoError(t, err)
 	require.NoError(t, unstructured.SetNestedSlice(tmpl, []any{map[string]any{"name": "main", "image": "trainer:v1"}}, "spec", "containers"))
 	g := &unstructured.Unstructured{Object: map[string]any{
@@ -134,18 +147,16 @@ func TestGangRollingUpdate(t *testing.T) {
 		},
 	}}
 	g.SetGroupVersionKind(gang.Kind)
-	g.SetName("gang")
+	g.SetName(name)
 	_, err = gangs.Create(s.ctx, g, metav1.CreateOptions{})
 	require.NoError(t, err)
-	warnings := s.runRollingGang()
+	warnings := start()
 
-	s.runRollingPhases(sampler, gangs, "gang", rollingPhases(func(image string) string {
+	s.runRollingPhases(sampler, gangs, name, rollingPhases(func(image string) string {
 		return fmt.Sprintf(`"template":{"spec":{"containers":[{"name":"main","image":"trainer:%s"}]}}`, image)
 	}))
-	for name := range sampler.replay().seen {
-		require.Regexp(t, `^gang-([0-9]|[1-4][0-9])$`, name, "no pod outside gang-0 ... gang-49")
-	}
 	require.Empty(t, warnings.list(), "Warning events")
+	return sampler
 }
 
 // runRollingPhases waits for the owner's first 50 children, then applies
