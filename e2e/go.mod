@@ -10,6 +10,7 @@ require (
 	github.com/prometheus/common v0.67.5
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.19.0
 	k8s.io/api v0.36.3
 	k8s.io/apiextensions-apiserver v0.0.0
 	k8s.io/apimachinery v0.36.3
@@ -114,7 +115,6 @@ require (
 	golang.org/x/exp v0.0.0-20251219203646-944ab1f22d93 // indirect
 	golang.org/x/net v0.49.0 // indirect
 	golang.org/x/oauth2 v0.34.0 // indirect
-	golang.org/x/sync v0.19.0 // indirect
 	golang.org/x/sys v0.40.0 // indirect
 	golang.org/x/term v0.39.0 // indirect
 	golang.org/x/text v0.33.0 // indirect

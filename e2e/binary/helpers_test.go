@@ -100,10 +100,18 @@ var podTemplate = corev1.PodTemplateSpec{
 
 func (s *scenario) createReplicaSet(name string, replicas int32) *appsv1.ReplicaSet {
 	s.t.Helper()
+	rs, err := s.createReplicaSetIn(s.ns, name, replicas)
+	require.NoError(s.t, err)
+	return rs
+}
+
+// createReplicaSetIn creates, in namespace ns, a ReplicaSet of replicas pods
+// labelled app=name from the scenarios' pod template.
+func (s *scenario) createReplicaSetIn(ns, name string, replicas int32) (*appsv1.ReplicaSet, error) {
 	labels := map[string]string{"app": name}
 	tmpl := *podTemplate.DeepCopy()
 	tmpl.Labels = labels
-	rs, err := s.client.AppsV1().ReplicaSets(s.ns).Create(s.ctx, &appsv1.ReplicaSet{
+	rs, err := s.client.AppsV1().ReplicaSets(ns).Create(s.ctx, &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: ptr.To(replicas),
@@ -111,8 +119,10 @@ func (s *scenario) createReplicaSet(name string, replicas int32) *appsv1.Replica
 			Template: tmpl,
 		},
 	}, metav1.CreateOptions{})
-	require.NoError(s.t, err)
-	return rs
+	if err != nil {
+		return nil, fmt.Errorf("create %s/%s: %w", ns, name, err)
+	}
+	return rs, nil
 }
 
 // scaleReplicaSet sets the replica count through the scale subresource,

@@ -3,18 +3,19 @@ package binary
 import (
 	"context"
 	"fmt"
-	"log"
+	"io"
+	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 )
@@ -32,56 +33,69 @@ func BenchmarkRingFootprint(b *testing.B) {
 }
 
 func ringFootprint(t *testing.B) {
-	owners := 300
-	if os.Getenv(ringOwnersEnv) != "" {
-		owners = ringOwners(t)
-	}
-	t.Run("client-filtered", func(t *testing.B) { measureFootprint(t, env, shipped, "fp-client", owners) })
+	owners := ringOwners(t)
+	t.Run("client-filtered", func(t *testing.B) { measureFootprint(t, env, shipped, "fp-client", owners, byUID) })
 	t.Run("server-filtered", func(t *testing.B) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		gated, err := kubetest.Start(ctx, kubetest.WithLogf(log.Printf), kubetest.WithRBAC(),
-			kubetest.WithAPIServerFlags("--feature-gates=ShardedListAndWatch=true"))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = gated.Stop() })
-		for _, m := range rbacManifests {
-			_, err := gated.ApplyManifestFile(ctx, m)
-			require.NoError(t, err)
-		}
-		token, err := gated.ServiceAccountToken(ctx, controllerNamespace, controllerAccount, tokenLifetime)
-		require.NoError(t, err)
-		path := filepath.Join(t.TempDir(), "kubeconfig")
-		require.NoError(t, gated.WriteKubeconfig(path, token))
-		id := &identity{user: serviceaccount.MakeUsername(controllerNamespace, controllerAccount), token: token, kubeconfig: path}
-		measureFootprint(t, gated, id, "fp-server", owners)
+		gated, id := startShardedPlane(t)
+		measureFootprint(t, gated, id, "fp-server", owners, byUID)
+	})
+	t.Run("namespace-server-filtered", func(t *testing.B) {
+		gated, id := startShardedPlane(t)
+		measureFootprint(t, gated, id, "fp-namespace", owners, byNamespace)
 	})
 }
 
-// footprint is one process's cost of a scale-up.
-type footprint struct {
-	heapMiB, cpuSec float64
+// footprintLayout is where the owners live and how the ring spreads them.
+type footprintLayout struct {
+	// shardBy is the ring's --shard-by.
+	shardBy string
+	// namespaces spreads the owners round robin over this many namespaces
+	// of their own, watched cluster-wide; 0 keeps them in the scenario's
+	// namespace, the only one the processes watch.
+	namespaces int
 }
 
-func measureFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owners int) {
-	single := runFootprint(t, e, id, ring, owners, 1)
-	three := runFootprint(t, e, id, ring, owners, 3)
-	var heaps, cpus []float64
+var (
+	byUID       = footprintLayout{shardBy: "uid"}
+	byNamespace = footprintLayout{shardBy: "namespace", namespaces: 30}
+)
+
+// footprint is one process's cost of a scale-up: its live heap idle before
+// it (what any process of the binary holds) and steady after it, and the
+// CPU it spent.
+type footprint struct {
+	idleMiB, heapMiB, cpuSec float64
+}
+
+func measureFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owners int, layout footprintLayout) {
+	single := runFootprint(t, e, id, ring, owners, 1, layout)
+	three := runFootprint(t, e, id, ring, owners, 3, layout)
+	var heaps, idles, cpus []float64
 	for _, f := range three {
 		heaps = append(heaps, f.heapMiB)
+		idles = append(idles, f.idleMiB)
 		cpus = append(cpus, f.cpuSec)
 	}
 	maxHeap, maxCPU := slices.Max(heaps), slices.Max(cpus)
-	t.Logf("0 → %d pods: one unsharded replica heap %.1f MiB, CPU %.2f s; ring of three: heap %.1f/%.1f/%.1f MiB, CPU %.2f/%.2f/%.2f s; largest replica ÷ single: heap %.2f×, CPU %.2f×",
-		owners*10, single[0].heapMiB, single[0].cpuSec, heaps[0], heaps[1], heaps[2], cpus[0], cpus[1], cpus[2],
+	t.Logf("0 → %d pods: one unsharded replica heap %.1f MiB (idle %.1f), CPU %.2f s; ring of three: heap %.1f/%.1f/%.1f MiB (idle %.1f/%.1f/%.1f), CPU %.2f/%.2f/%.2f s; largest replica ÷ single: heap %.2f×, CPU %.2f×",
+		owners*10, single[0].heapMiB, single[0].idleMiB, single[0].cpuSec, heaps[0], heaps[1], heaps[2], idles[0], idles[1], idles[2], cpus[0], cpus[1], cpus[2],
 		maxHeap/single[0].heapMiB, maxCPU/single[0].cpuSec)
 	require.Less(t, maxHeap, single[0].heapMiB, "a ring replica holds as much heap as one replica doing everything")
 }
 
 // runFootprint starts n processes (one without --shard-ring when n is 1,
 // a ring of n otherwise), scales owners ReplicaSets from nothing to 10 pods
-// each, and returns each process's steady heap and the CPU it spent.
-func runFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owners, n int) []footprint {
+// each, and returns each process's footprint. With a namespace layout, it
+// deletes what it created before returning: the next run's processes watch
+// every namespace too.
+func runFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owners, n int, layout footprintLayout) []footprint {
 	s := newScenarioOn(t, 20*time.Minute, e)
+	namespaces := []string{s.ns}
+	scope := []string{"--namespace=" + s.ns}
+	if layout.namespaces > 0 {
+		namespaces, scope = s.createNamespaces(layout.namespaces), nil
+		defer s.emptyNamespaces(namespaces)
+	}
 	t.Cleanup(func() {
 		_ = s.client.CoordinationV1().Leases(controllerNamespace).DeleteCollection(context.Background(), metav1.DeleteOptions{},
 			metav1.ListOptions{LabelSelector: "shard.ctrlkit.io/ring=" + ring})
@@ -89,13 +103,13 @@ func runFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owne
 	var procs []*controllerProcess
 	var scrapers []*metricsScraper
 	for i := range n {
-		args := []string{"--kube-api-qps=200", "--kube-api-burst=400", "--v=1"}
+		args := append([]string{"--kubeconfig=" + id.kubeconfig, "--v=1", "--profiling"}, scope...)
+		args = append(args, ringThroughput...)
 		if n > 1 {
-			args = append(args, "--shard-ring="+ring, fmt.Sprintf("--shard-identity=r%d", i), "--shard-lease-namespace="+controllerNamespace,
-				"--shard-lease-duration="+ringLease.String(), "--shard-renew-interval="+ringRenew.String(),
-				"--shard-safety-margin="+ringMargin.String())
+			args = append(args, ringArgs(ring, fmt.Sprintf("r%d", i))...)
+			args = append(args, "--shard-by="+layout.shardBy)
 		}
-		p := startController(t, fmt.Sprintf("fp%d-%d", n, i), append(s.controllerArgs(id.kubeconfig), args...)...)
+		p := startController(t, fmt.Sprintf("fp%d-%d", n, i), args...)
 		procs = append(procs, p)
 		scrapers = append(scrapers, &metricsScraper{url: p.metricsURL + "/metrics", client: &http.Client{Timeout: 5 * time.Second}})
 	}
@@ -123,52 +137,120 @@ func runFootprint(t testing.TB, e *kubetest.Env, id *identity, ring string, owne
 			return sum > 0.9999 && slices.Min(held) > 0, fmt.Sprintf("held %v", held)
 		})
 	}
+	out := make([]footprint, n)
 	cpu0 := make([]float64, n)
-	for i := range procs {
+	for i, p := range procs {
+		out[i].idleMiB = liveHeapMiB(s.ctx, t, p)
 		cpu0[i] = value(i, "process_cpu_seconds_total")
 	}
 	names := make([]string, owners)
 	for i := range names {
 		names[i] = fmt.Sprintf("o%03d", i)
 	}
+	namespaceOf := func(i int) string { return namespaces[i%len(namespaces)] }
 	start := time.Now()
-	parallel(t, names, func(name string) error { return s.createReplicaSetErr(name, 10) })
+	parallel(t, names, func(name string) error {
+		i := slices.Index(names, name)
+		_, err := s.createReplicaSetIn(namespaceOf(i), name, 10)
+		return err
+	})
 	s.waitFor("every ReplicaSet at 10 pods", func() (bool, string) {
-		list, err := s.client.AppsV1().ReplicaSets(s.ns).List(s.ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
 		done := 0
-		for _, rs := range list.Items {
-			if rs.Status.Replicas == 10 && rs.Status.ObservedGeneration == rs.Generation {
-				done++
+		for _, ns := range namespaces {
+			list, err := s.client.AppsV1().ReplicaSets(ns).List(s.ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, rs := range list.Items {
+				if rs.Status.Replicas == 10 && rs.Status.ObservedGeneration == rs.Generation {
+					done++
+				}
 			}
 		}
 		return done == owners, fmt.Sprintf("%d of %d settled", done, owners)
 	})
 	took := time.Since(start)
-	out := make([]footprint, n)
 	for i := range procs {
 		out[i].cpuSec = value(i, "process_cpu_seconds_total") - cpu0[i]
 	}
-	// Steady heap: the least live heap seen over 5 s of idling, sampled
-	// every 250 ms, so that garbage waiting for the next GC does not count.
+	// Steady heap: the live heap once the scale-up has settled, 3 s after
+	// every status, each process collecting its garbage first.
 	time.Sleep(3 * time.Second)
-	for range 20 {
-		for i := range procs {
-			h := value(i, "go_memstats_heap_alloc_bytes") / (1 << 20)
-			if out[i].heapMiB == 0 || h < out[i].heapMiB {
-				out[i].heapMiB = h
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
+	for i, p := range procs {
+		out[i].heapMiB = liveHeapMiB(s.ctx, t, p)
 	}
 	for i, p := range procs {
-		t.Logf("%s: 0 → %d pods in %s; CPU %.2f s, steady heap %.1f MiB", p.name, owners*10, took.Round(time.Millisecond), out[i].cpuSec, out[i].heapMiB)
+		t.Logf("%s: 0 → %d pods in %s; CPU %.2f s, idle heap %.1f MiB, steady heap %.1f MiB", p.name, owners*10, took.Round(time.Millisecond), out[i].cpuSec, out[i].idleMiB, out[i].heapMiB)
 		p.signal(t, syscall.SIGTERM)
 	}
 	for _, p := range procs {
 		require.Equal(t, 0, p.wait(t, 40*time.Second), "%s: exit code", p.name)
 	}
 	return out
+}
+
+// liveHeapMiB is p's heap after a garbage collection: the heap profile,
+// asked with gc=1, collects first and then reports the heap in use as
+// "# HeapAlloc = <bytes>". The least of three readings a second apart, so
+// that a sync or list in flight at one reading does not count.
+func liveHeapMiB(ctx context.Context, t testing.TB, p *controllerProcess) float64 {
+	t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	least := math.Inf(1)
+	for i := range 3 {
+		if i > 0 {
+			time.Sleep(time.Second)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.metricsURL+"/debug/pprof/heap?gc=1&debug=1", nil)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err, "%s: heap profile", p.name)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: heap profile (is --profiling set?)", p.name)
+		_, rest, ok := strings.Cut(string(body), "# HeapAlloc = ")
+		require.True(t, ok, "%s: no HeapAlloc in the heap profile", p.name)
+		digits, _, _ := strings.Cut(rest, "\n")
+		bytes, err := strconv.ParseFloat(strings.TrimSpace(digits), 64)
+		require.NoError(t, err, "%s: HeapAlloc %q", p.name, digits)
+		least = min(least, bytes/(1<<20))
+	}
+	return least
+}
+
+// createNamespaces creates k namespaces named after the scenario's.
+func (s *scenario) createNamespaces(k int) []string {
+	s.t.Helper()
+	out := make([]string, k)
+	for i := range out {
+		ns, err := s.client.CoreV1().Namespaces().Create(s.ctx, &corev1.Namespace{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: s.ns + "-"},
+		}, metav1.CreateOptions{})
+		require.NoError(s.t, err)
+		out[i] = ns.Name
+	}
+	return out
+}
+
+// emptyNamespaces deletes the ReplicaSets and pods of namespaces and waits
+// until no pod is left: this control plane runs no garbage collector or
+// namespace controller, and no kubelet, so unscheduled pods go at once.
+func (s *scenario) emptyNamespaces(namespaces []string) {
+	s.t.Helper()
+	for _, ns := range namespaces {
+		require.NoError(s.t, s.client.AppsV1().ReplicaSets(ns).DeleteCollection(s.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
+		require.NoError(s.t, s.client.CoreV1().Pods(ns).DeleteCollection(s.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
+	}
+	s.waitFor("the namespaces emptied", func() (bool, string) {
+		left := 0
+		for _, ns := range namespaces {
+			list, err := s.client.CoreV1().Pods(ns).List(s.ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			left += len(list.Items)
+		}
+		return left == 0, fmt.Sprintf("%d pods left", left)
+	})
 }

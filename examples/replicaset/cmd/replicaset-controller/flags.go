@@ -35,6 +35,7 @@ type options struct {
 	requestTimeout time.Duration
 	healthAddr     string
 	metricsAddr    string
+	profiling      bool
 	metrics        *controllerMetrics // set by the simulated mode to read back; else made by serve
 	drainTimeout   time.Duration
 	lease          leaseConfig
@@ -61,6 +62,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.requestTimeout, "kube-api-timeout", 30*time.Second, "timeout of each API request (writes, reads, events, leader election); the informers' watches are exempt")
 	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz only (empty disables)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "address serving /metrics only; loopback by default, as metrics need not be open to whoever reaches the pod (empty disables)")
+	fs.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles under /debug/pprof/ on --metrics-addr")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", replicaset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
 	fs.BoolVar(&o.lease.enabled, "leader-elect", false, "run only while holding a coordination.k8s.io Lease")
 	fs.StringVar(&o.lease.namespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "namespace of the Lease")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"k8s.io/client-go/tools/leaderelection"
@@ -49,11 +50,21 @@ func startHealthServer(addr string, watchdog *leaderelection.HealthzAdaptor, rea
 	return h, nil
 }
 
-// startMetricsServer serves only /metrics, on --metrics-addr, apart from
-// the health address.
-func startMetricsServer(addr string, metrics http.Handler) (*healthServer, error) {
+// startMetricsServer serves /metrics, on --metrics-addr, apart from the
+// health address, and with profiling Go's profiles under /debug/pprof/: the
+// metrics port, loopback by default, is the one not opened to the cluster.
+func startMetricsServer(addr string, metrics http.Handler, profiling bool) (*healthServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics)
+	if profiling {
+		// The index serves every named profile (heap, goroutine, ...);
+		// the other four are not profiles and need their own handlers.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	h := &healthServer{}
 	if err := h.listen("metrics server", addr, mux); err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 		}
 	}
 	if o.metricsAddr != "" {
-		h, err := startMetricsServer(o.metricsAddr, metrics.handler())
+		h, err := startMetricsServer(o.metricsAddr, metrics.handler(), o.profiling)
 		switch {
 		case err == nil:
 			defer h.stop()

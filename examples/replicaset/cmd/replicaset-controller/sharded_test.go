@@ -19,6 +19,17 @@ import (
 // gaugeValue reads one unlabelled gauge or counter back from the registry.
 func gaugeValue(t *testing.T, m *controllerMetrics, name string) float64 {
 	t.Helper()
+	v, ok := registeredValue(t, m, name)
+	if !ok {
+		t.Fatalf("%s not registered", name)
+	}
+	return v
+}
+
+// registeredValue is gaugeValue for a metric that may not be registered
+// yet: serve registers a ring's metrics on its own goroutine.
+func registeredValue(t *testing.T, m *controllerMetrics, name string) (float64, bool) {
+	t.Helper()
 	families, err := m.registry.Gather()
 	require.NoError(t, err)
 	for _, f := range families {
@@ -27,12 +38,11 @@ func gaugeValue(t *testing.T, m *controllerMetrics, name string) float64 {
 		}
 		s := f.GetMetric()[0]
 		if s.GetCounter() != nil {
-			return s.GetCounter().GetValue()
+			return s.GetCounter().GetValue(), true
 		}
-		return s.GetGauge().GetValue()
+		return s.GetGauge().GetValue(), true
 	}
-	t.Fatalf("%s not registered", name)
-	return 0
+	return 0, false
 }
 
 // Two ring members on one simulated cluster: the first holds everything and
@@ -112,6 +122,9 @@ func TestRingMembersShareTheOwners(t *testing.T) {
 
 	mB, stopB := start("b")
 	wait("the shares to split", func() (bool, string) {
+		if _, ok := registeredValue(t, mB, "ctrlkit_shard_held_fraction"); !ok {
+			return false, "b has not joined yet"
+		}
 		a, b := gaugeValue(t, mA, "ctrlkit_shard_held_fraction"), gaugeValue(t, mB, "ctrlkit_shard_held_fraction")
 		oa, ob := gaugeValue(t, mA, "ctrlkit_shard_owners"), gaugeValue(t, mB, "ctrlkit_shard_owners")
 		return a > 0 && b > 0 && a+b > 0.9999 && oa+ob == owners, fmt.Sprintf("held %v+%v, owners %v+%v", a, b, oa, ob)
