@@ -76,7 +76,7 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 		_ = ownerInformer.RemoveEventHandler(ownerReg)
 		return nil, fmt.Errorf("childset: registering child handlers: %w", err)
 	}
-	c.loop.HasSynced = []cache.InformerSynced{ownerReg.HasSynced, childReg.HasSynced}
+	c.loop.HasSynced = append([]cache.InformerSynced{ownerReg.HasSynced, childReg.HasSynced}, r.cfg.historySynced...)
 	return c, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -54,6 +55,7 @@ type config struct {
 	guard         *consistency.Guard
 	guardResource schema.GroupResource
 	history       history.Interface
+	historySynced []cache.InformerSynced
 }
 
 func newConfig(opts []Option) config {
@@ -196,9 +198,15 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 // is given without the other. history.NewHistory writes ControllerRevisions
 // through client-go; history.NewFakeHistory keeps them in an informer's
 // store, for tests. A nil h panics.
-func WithRevisions(h history.Interface) Option {
+//
+// synced reports whether the cache h reads holds every revision, such as
+// the revision informer's HasSynced; Controller.Run waits for it as for the
+// owner and child informers. Without it, a sync just after a start finds
+// no revision: it publishes the update revision as the current one, and
+// keeps no history to truncate, until the cache fills.
+func WithRevisions(h history.Interface, synced ...cache.InformerSynced) Option {
 	if h == nil {
 		panic("childset: WithRevisions: nil history")
 	}
-	return func(c *config) { c.history = h }
+	return func(c *config) { c.history, c.historySynced = h, synced }
 }

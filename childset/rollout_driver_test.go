@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/history"
@@ -108,4 +109,47 @@ func waitForVersion(t *testing.T, e *env, version string, n int) string {
 	})
 	require.NoError(t, err, "waiting for %d children at %s", n, version)
 	return hash
+}
+
+// Run waits for the revision cache WithRevisions names, as for the owner
+// and child informers: until it is synced the controller is not ready and
+// writes nothing.
+func TestControllerWaitsForTheRevisionCache(t *testing.T) {
+	cluster := simcluster.New()
+	client := cluster.Client()
+	e := &env{t: t, cluster: cluster, client: client}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	rsInformer := factory.Apps().V1().ReplicaSets().Informer()
+	cmInformer := factory.Core().V1().ConfigMaps().Informer()
+	// The revisions come from a factory of their own, started later.
+	revisionFactory := informers.NewSharedInformerFactory(client, 0)
+	revisions := revisionFactory.Apps().V1().ControllerRevisions()
+	ctrl, err := childset.New(rsInformer, cmInformer, driverRolloutSpec{rsSpec{rsInformer.GetIndexer()}},
+		alwaysReady{childset.IndexerLister[*v1.ConfigMap](cmInformer.GetIndexer())}, configMapControl(client, nil),
+		childset.WithRevisions(history.NewHistory(client, revisions.Lister()), revisions.Informer().HasSynced))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	owner := newOwner("web", 2)
+	owner.UID = ""
+	owner.Spec.Template.Annotations = map[string]string{"version": "v1"}
+	_, err = client.AppsV1().ReplicaSets(ns).Create(ctx, owner, metav1.CreateOptions{})
+	require.NoError(t, err)
+	factory.Start(ctx.Done())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(ctx) }()
+	defer func() {
+		cancel()
+		factory.Shutdown()
+		revisionFactory.Shutdown()
+		require.NoError(t, <-done)
+	}()
+
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), rsInformer.HasSynced, cmInformer.HasSynced))
+	time.Sleep(300 * time.Millisecond)
+	require.False(t, ctrl.HasSynced(), "ready before the revision cache synced")
+	require.Empty(t, e.apiChildren(), "children written before the revision cache synced")
+
+	revisionFactory.Start(ctx.Done())
+	waitForVersion(t, e, "v1", 2)
+	require.True(t, ctrl.HasSynced())
 }

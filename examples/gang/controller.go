@@ -54,9 +54,9 @@ func NewController(ctx context.Context, client kubernetes.Interface, pods corein
 		c, err = childset.New(gangInformer, podInformer, gangsSpec, kind, writer, setOpts...)
 	} else {
 		// Informer registers the revisions informer with its factory, so
-		// the caller's Start starts it.
-		cfg.revisions.Informer()
-		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(client, cfg.revisions.Lister())))
+		// the caller's Start starts it; Run waits for it to sync.
+		revisions := cfg.revisions.Informer()
+		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(client, cfg.revisions.Lister()), revisions.HasSynced))
 		c, err = childset.New(gangInformer, podInformer, NewRollingGangs(gangsSpec, cfg.dyn), kind, writer, setOpts...)
 	}
 	if err != nil {

@@ -50,9 +50,9 @@ func NewController(ctx context.Context, client dynamic.Interface, factory dynami
 		c, err = childset.New(sets, workers, set, kind, writer, setOpts...)
 	} else {
 		// Informer registers the revisions informer with its factory, so
-		// the caller's Start starts it.
-		cfg.revisions.Informer()
-		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(cfg.client, cfg.revisions.Lister())))
+		// the caller's Start starts it; Run waits for it to sync.
+		revisions := cfg.revisions.Informer()
+		setOpts = append(setOpts, childset.WithRevisions(history.NewHistory(cfg.client, cfg.revisions.Lister()), revisions.HasSynced))
 		c, err = childset.New(sets, workers, NewRollingSet(set, client), kind, writer, setOpts...)
 	}
 	if err != nil {

@@ -52,6 +52,5 @@
 //		workerset.WithRollingUpdates(client, typed.Apps().V1().ControllerRevisions()))
 //	factory.Start(ctx.Done())
 //	typed.Start(ctx.Done())
-//	typed.WaitForCacheSync(ctx.Done())
 //	err = c.Run(ctx)
 package workerset
