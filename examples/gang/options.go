@@ -45,8 +45,8 @@ func WithControlOptions(opts ...objectcontrol.Option) Option {
 // spec.template (RollingGangs), index by index, recording each template
 // as a ControllerRevision written through NewController's client and read
 // from revisions, and write the Gangs' status through dyn. NewController
-// registers the revisions informer with its factory: start that factory,
-// and wait for its caches, before Run. A nil client or informer panics.
+// registers the revisions informer with its factory: start that factory;
+// Run waits for its cache. A nil client or informer panics.
 func WithRollingUpdates(dyn dynamic.Interface, revisions appsinformers.ControllerRevisionInformer) Option {
 	if dyn == nil || revisions == nil {
 		panic("gang: WithRollingUpdates: nil client or revisions informer")

@@ -44,8 +44,8 @@ func WithControlOptions(opts ...objectcontrol.Option) Option {
 // spec.template (RollingSet), recording each template as a
 // ControllerRevision written through client and read from revisions, and
 // write the WorkerSets' status. NewController registers the revisions
-// informer with its factory: start that factory, and wait for its caches,
-// before Run. A nil client or informer panics.
+// informer with its factory: start that factory; Run waits for its
+// cache. A nil client or informer panics.
 func WithRollingUpdates(client kubernetes.Interface, revisions appsinformers.ControllerRevisionInformer) Option {
 	if client == nil || revisions == nil {
 		panic("workerset: WithRollingUpdates: nil client or revisions informer")
