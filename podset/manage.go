@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/podranking"
@@ -42,13 +41,14 @@ func (c *Controller[O]) desired(o O) int { return int(max(c.kind.Replicas(o), 0)
 // manageReplicas creates or deletes at most burst pods to move the active
 // count towards the desired count. Expectations are raised before the first
 // API call, so the pods' own events can never arrive ahead of them.
-func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, active []*v1.Pod) error {
+func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, own ownListing) error {
+	active := own.active
 	diff := len(active) - c.desired(o)
 	switch {
 	case diff < 0:
 		return c.createPods(ctx, o, expKey, min(-diff, c.cfg.burst))
 	case diff > 0:
-		return c.deletePods(ctx, o, expKey, active, min(diff, c.cfg.burst))
+		return c.deletePods(ctx, o, expKey, own, min(diff, c.cfg.burst))
 	}
 	return nil
 }
@@ -89,21 +89,23 @@ func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n in
 	return nil
 }
 
-func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, active []*v1.Pod, n int) error {
+func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own ownListing, n int) error {
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Too many replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "deleting", n)
-	related, err := c.relatedPods(o)
-	if err != nil {
-		// Ranking without siblings is still a valid choice, only a less
-		// spread one.
-		logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
-	}
+	active := own.active
 	var victims []*v1.Pod
 	if n >= len(active) {
-		// Every pod goes: upstream does not sort then, and neither do we.
+		// Every pod goes: upstream does not sort then, and neither do we;
+		// the related pods would not be read.
 		victims = slices.Clone(active)
 		c.reportScaleDown(nil, o, active, victims)
 	} else {
+		related, err := c.rankingRelated(o, own)
+		if err != nil {
+			// Ranking without siblings is still a valid choice, only a
+			// less spread one.
+			logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
+		}
 		// One ranking serves the choice, the metric and the report.
 		rk := podranking.NewSelector(c.rankingOptions()...).Rank(active, related)
 		victims = rk.PodsToDelete(n)
@@ -152,49 +154,6 @@ func (c *Controller[O]) rankingOptions() []podranking.Option {
 		opts = append(opts, podranking.WithoutLogarithmicScaleDown())
 	}
 	return opts
-}
-
-// relatedPods returns the pods of every sibling owner (o included), active or
-// not, each once: a scale-down prefers pods whose node runs many of them.
-// Without a SiblingLister, or for an owner without a controller, there are
-// none, as upstream finds no related pods then.
-func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
-	if c.siblings == nil {
-		return nil, nil
-	}
-	siblings, err := c.siblings.Siblings(o)
-	if err != nil {
-		return nil, err
-	}
-	// Pods are told apart by UID, as upstream does, also within one
-	// listing. The set is sized by the first listing, usually the owner's
-	// own pods and most of the total, so it is not rebuilt as it grows.
-	var seen map[types.UID]struct{}
-	var out []*v1.Pod
-	for _, s := range siblings {
-		selector, err := c.kind.Selector(s)
-		if err != nil {
-			continue
-		}
-		pods, err := c.podLister.Pods(s.GetNamespace()).List(selector)
-		if err != nil {
-			return nil, fmt.Errorf("listing pods of %s/%s: %w", s.GetNamespace(), s.GetName(), err)
-		}
-		if len(pods) == 0 {
-			continue
-		}
-		if seen == nil {
-			seen = make(map[types.UID]struct{}, len(pods))
-			out = make([]*v1.Pod, 0, len(pods))
-		}
-		for _, pod := range pods {
-			if _, dup := seen[pod.UID]; !dup {
-				seen[pod.UID] = struct{}{}
-				out = append(out, pod)
-			}
-		}
-	}
-	return out, nil
 }
 
 // reportScaleDown explains each victim against the first survivor, the pod
