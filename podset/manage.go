@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -120,24 +119,22 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own 
 	if err := c.expectations.ExpectDeletions(expKey, keys); err != nil {
 		return fmt.Errorf("recording %d expected deletions: %w", len(keys), err)
 	}
-	obj := object(o)
-	errs := make([]error, len(victims))
-	var wg sync.WaitGroup
+	names := make([]string, len(victims))
 	for i, pod := range victims {
-		wg.Go(func() {
-			err := c.podControl.DeletePod(ctx, o.GetNamespace(), pod.Name, obj)
-			if err == nil {
-				return
-			}
-			// The delete event will not come for this pod, so observe it
-			// here; NotFound means someone else deleted it, which is fine.
-			c.expectations.DeletionObserved(expKey, keys[i])
-			if !apierrors.IsNotFound(err) {
-				errs[i] = err
-			}
-		})
+		names[i] = pod.Name
 	}
-	wg.Wait()
+	errs := c.podControl.deleteAll(ctx, o.GetNamespace(), names, object(o))
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		// The delete event will not come for this pod, so observe it here;
+		// NotFound means someone else deleted it, which is fine.
+		c.expectations.DeletionObserved(expKey, keys[i])
+		if apierrors.IsNotFound(err) {
+			errs[i] = nil
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("deleting pods of %s %s/%s: %w", c.gvk.Kind, o.GetNamespace(), o.GetName(), err)
 	}
