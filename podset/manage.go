@@ -105,11 +105,19 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own 
 			// less spread one.
 			logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
 		}
-		// One ranking serves the choice, the metric and the report.
-		rk := podranking.NewSelector(c.rankingOptions()...).Rank(active, related)
-		victims = rk.PodsToDelete(n)
-		c.observeDeletionAgeRatio(active, victims)
-		c.reportScaleDown(rk, o, active, victims)
+		sel := podranking.NewSelector(c.rankingOptions()...)
+		if c.cfg.onScaleDown == nil {
+			// The choice alone: PodsToDelete ranks in memory it reuses
+			// from one scale-down to the next.
+			victims = sel.PodsToDelete(active, related, n)
+			c.observeDeletionAgeRatio(active, victims)
+		} else {
+			// One ranking serves the choice, the metric and the report.
+			rk := sel.Rank(active, related)
+			victims = rk.PodsToDelete(n)
+			c.observeDeletionAgeRatio(active, victims)
+			c.reportScaleDown(rk, o, active, victims)
+		}
 	}
 
 	keys := make([]string, len(victims))
