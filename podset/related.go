@@ -26,11 +26,11 @@ type ownListing struct {
 }
 
 // rankingRelated returns the related pods a scale-down of o ranks its
-// active pods by. When o is its controller's only owner, they come from the
-// sync's own listing if that provably holds them all (relatedFromListing);
-// otherwise from upstream's listing of the namespace by each sibling's
-// selector (relatedPods). Either way the ranking counts the same active
-// pods on each node.
+// active pods by. When o is its controller's only owner they come from the
+// sync's own listing, or from one listing of the namespace
+// (relatedOfOnlyOwner); otherwise from upstream's listing of the namespace
+// by each sibling's selector (podsOfSiblings). Either way the ranking
+// counts the same active pods on each node.
 func (c *Controller[O]) rankingRelated(o O, own ownListing) ([]*v1.Pod, error) {
 	if c.siblings == nil {
 		return nil, nil
@@ -39,61 +39,90 @@ func (c *Controller[O]) rankingRelated(o O, own ownListing) ([]*v1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	if related, ok := c.relatedFromListing(o, siblings, own); ok {
+	if related, from := c.relatedOfOnlyOwner(o, siblings, own); from != fromNowhere {
 		return related, nil
 	}
 	return c.podsOfSiblings(siblings)
 }
 
-// relatedFromListing returns the related pods from the sync's own listing,
-// without listing the namespace again, when that gives the ranking exactly
-// what upstream's listing would; ok is false when it cannot tell.
+// relatedSource says where relatedOfOnlyOwner found the related pods.
+type relatedSource int
+
+const (
+	fromNowhere      relatedSource = iota // not an only owner, or no namespace index: list as upstream
+	fromOwnListing                        // the sync's own listing
+	fromNamespaceAll                      // the namespace's pods, listed once
+)
+
+// relatedOfOnlyOwner returns the related pods of an owner whose only
+// sibling is itself, and where it found them; fromNowhere when o has other
+// siblings or the pod informer has no namespace index.
 //
-// Upstream's related pods for an owner whose only sibling is itself are the
-// pods of its namespace its selector matches, told apart by UID, active or
-// not; the ranking counts the active ones on each node. The own listing
-// holds the owner's pods and the orphans, but the namespace may also hold
-// pods of other controllers that the selector matches. So the listing is
-// used only when the namespace has no pod outside it: the listing's pods
-// are distinct objects of the namespace, and the namespace holds as many.
-// The active ones the selector matches are then the owner's claimed pods
-// (a claim keeps only pods that match) and the active pods it did not keep
-// that match all the same (an orphan that vanished while being adopted).
-// Inactive pods are left out, as the ranking does not count them.
+// Upstream's related pods for such an owner are the pods of its namespace
+// its selector matches, told apart by UID, active or not; the ranking
+// counts the active ones on each node. The own listing holds the owner's
+// pods and the orphans, but the namespace may also hold pods of other
+// controllers that the selector matches. So the namespace's pods are
+// counted first: when it holds no more pods than the listing, and the
+// listing's UIDs are distinct, nothing is outside the listing (its pods are
+// distinct objects of the namespace) and it gives the related pods without
+// another pass over the pods: the owner's claimed pods (a claim keeps only
+// pods that match) and the active pods it did not keep that match all the
+// same (an orphan that vanished while being adopted). Inactive pods are
+// left out, as the ranking does not count them. Otherwise the namespace's
+// pods, listed for the count, are matched as upstream's lister matches
+// them, rather than listed again.
 //
 // Two pods with one UID (which the API server never yields, but a test's
-// cache may hold) would count once upstream, and which one counts depends
-// on its listing order; such a listing takes upstream's path.
+// cache may hold) count once upstream, and which one counts depends on its
+// listing order; such a listing is matched and told apart by UID.
 //
-// The count and the listing are read at different times, as upstream reads
-// its claim listing and its related listing at different times; with a pod
-// cache that does not change during the sync the two sets are equal.
-func (c *Controller[O]) relatedFromListing(o O, siblings []O, own ownListing) ([]*v1.Pod, bool) {
+// The count and the own listing are read at different times, as upstream
+// reads its claim listing and its related listing at different times; with
+// a pod cache that does not change during the sync the two sets are equal.
+func (c *Controller[O]) relatedOfOnlyOwner(o O, siblings []O, own ownListing) ([]*v1.Pod, relatedSource) {
 	if len(siblings) != 1 || siblings[0].GetUID() != o.GetUID() || c.podIndexer == nil {
-		return nil, false
+		return nil, fromNowhere
 	}
 	// Upstream lists by the sibling's selector; the cache may hold a newer
 	// version of the owner than the one this sync claimed with.
 	selector, err := c.kind.Selector(siblings[0])
 	if err != nil || !reflect.DeepEqual(selector, own.selector) {
-		return nil, false
+		return nil, fromNowhere
 	}
 	inNamespace, err := c.podIndexer.ByIndex(cache.NamespaceIndex, o.GetNamespace())
 	if err != nil {
 		// No namespace index on this pod informer.
-		return nil, false
+		return nil, fromNowhere
 	}
-	n, distinct := distinctUIDs(own.pods)
-	if !distinct || n != len(inNamespace) {
-		return nil, false
+	// A listing with nil entries counts fewer pods than its length.
+	if len(own.pods) >= len(inNamespace) {
+		if n, distinct := distinctUIDs(own.pods); distinct && n == len(inNamespace) {
+			related := own.active // its capacity is its length: appending copies
+			for _, p := range own.pods[len(own.active):] {
+				if podstate.IsActive(p) && selector.Matches(labels.Set(p.Labels)) {
+					related = append(related, p)
+				}
+			}
+			return related, fromOwnListing
+		}
 	}
-	related := own.active // its capacity is its length: appending copies
-	for _, p := range own.pods[len(own.active):] {
-		if podstate.IsActive(p) && own.selector.Matches(labels.Set(p.Labels)) {
+	var seen map[types.UID]struct{}
+	var related []*v1.Pod
+	for _, obj := range inNamespace {
+		p, ok := obj.(*v1.Pod)
+		if !ok || !selector.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[types.UID]struct{}, len(own.active))
+		}
+		if _, dup := seen[p.UID]; !dup {
+			seen[p.UID] = struct{}{}
 			related = append(related, p)
 		}
 	}
-	return related, true
+	return related, fromNamespaceAll
 }
 
 // podsOfSiblings returns the pods of every sibling owner (upstream's

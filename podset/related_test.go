@@ -88,24 +88,27 @@ func TestScaleDownCountsForeignPodsTheSelectorMatches(t *testing.T) {
 	}
 }
 
-// TestRelatedFromListingOnlyWhenNothingElseIsThere: the own listing stands
-// for the namespace only when the namespace holds no other pod and the
-// owner is its controller's only one; every pod it gives is one upstream's
-// listing gives.
-func TestRelatedFromListingOnlyWhenNothingElseIsThere(t *testing.T) {
+// TestRelatedOfOnlyOwner: the own listing stands for the namespace only
+// when the namespace holds no other pod; otherwise the namespace's pods are
+// matched; an owner with siblings is left to upstream's listing. Every pod
+// given is one upstream's listing gives.
+func TestRelatedOfOnlyOwner(t *testing.T) {
 	s := newSpreadScene()
 	unmatched := newPod("unmatched", s.other, v1.PodRunning, map[string]string{"foo": "baz"}, true)
 	sibling := newRS("sibling", 1, map[string]string{"foo": "qux"})
 	for _, tc := range []struct {
-		name   string
-		extra  []*v1.Pod
-		owners []*appsv1.ReplicaSet
-		ok     bool
+		name    string
+		extra   []*v1.Pod
+		owners  []*appsv1.ReplicaSet
+		from    relatedSource
+		related []string
 	}{
-		{name: "alone", ok: true},
-		{name: "a foreign pod the selector matches", extra: []*v1.Pod{s.foreignPod}},
-		{name: "a foreign pod it does not match", extra: []*v1.Pod{unmatched}},
-		{name: "a sibling", owners: []*appsv1.ReplicaSet{sibling}},
+		{name: "alone", from: fromOwnListing, related: []string{"on-a", "on-b"}},
+		{name: "a foreign pod the selector matches", extra: []*v1.Pod{s.foreignPod}, from: fromNamespaceAll,
+			related: []string{"on-a", "on-b", "foreign"}},
+		{name: "a foreign pod it does not match", extra: []*v1.Pod{unmatched}, from: fromNamespaceAll,
+			related: []string{"on-a", "on-b"}},
+		{name: "a sibling", owners: []*appsv1.ReplicaSet{sibling}, from: fromNowhere},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, []runtime.Object{s.rs})
@@ -118,11 +121,9 @@ func TestRelatedFromListingOnlyWhenNothingElseIsThere(t *testing.T) {
 			own := claimedListing(t, e, s.rs)
 			siblings, err := e.c.siblings.Siblings(s.rs)
 			require.NoError(t, err)
-			related, ok := e.c.relatedFromListing(s.rs, siblings, own)
-			require.Equal(t, tc.ok, ok)
-			if ok {
-				assert.ElementsMatch(t, []string{"on-a", "on-b"}, podNames(related))
-			}
+			related, from := e.c.relatedOfOnlyOwner(s.rs, siblings, own)
+			require.Equal(t, tc.from, from)
+			assert.ElementsMatch(t, tc.related, podNames(related))
 		})
 	}
 }
@@ -182,8 +183,8 @@ func TestScaleDownWithoutNamespaceIndex(t *testing.T) {
 			own.pods, err = c.podsForOwner(s.rs)
 			require.NoError(t, err)
 			own.active = own.pods
-			_, ok := c.relatedFromListing(s.rs, []*appsv1.ReplicaSet{s.rs}, own)
-			assert.False(t, ok, "without the namespace index the own listing is never used")
+			_, from := c.relatedOfOnlyOwner(s.rs, []*appsv1.ReplicaSet{s.rs}, own)
+			assert.Equal(t, fromNowhere, from, "without the namespace index the pods are listed as upstream lists them")
 
 			require.NoError(t, c.Sync(ctx, s.rs.Namespace+"/"+s.rs.Name))
 			assert.Equal(t, []string{want}, pc.DeletePodName)
@@ -191,14 +192,14 @@ func TestScaleDownWithoutNamespaceIndex(t *testing.T) {
 	}
 }
 
-// TestRelatedFromListingCountsAsUpstream compares, over random namespaces,
-// the active related pods per node from the own listing with those of
+// TestRelatedOfOnlyOwnerCountsAsUpstream compares, over random namespaces,
+// the active related pods per node of an only owner with those of
 // upstream's listing by selector: owned, orphaned and foreign pods,
 // matching or not, active, terminating or finished, on a few nodes, with
-// now and then a repeated UID. Whenever the own listing is used, each node
-// counts the same active pods; it is used exactly when the namespace holds
-// nothing but the owner's pods and the orphans and no UID repeats.
-func TestRelatedFromListingCountsAsUpstream(t *testing.T) {
+// now and then a repeated UID. Each node counts the same active pods; the
+// own listing is used exactly when the namespace holds nothing but the
+// owner's pods and the orphans and no UID repeats.
+func TestRelatedOfOnlyOwnerCountsAsUpstream(t *testing.T) {
 	used := 0
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 1))
@@ -238,14 +239,21 @@ func TestRelatedFromListingCountsAsUpstream(t *testing.T) {
 			e.addPods(p)
 		}
 		own := claimedListing(t, e, rs)
-		related, ok := e.c.relatedFromListing(rs, []*appsv1.ReplicaSet{rs}, own)
-		require.Equal(t, !foreignPods && !repeated, ok, "seed %d", seed)
-		if !ok {
-			continue
+		related, from := e.c.relatedOfOnlyOwner(rs, []*appsv1.ReplicaSet{rs}, own)
+		if !foreignPods && !repeated {
+			require.Equal(t, fromOwnListing, from, "seed %d", seed)
+			used++
+		} else {
+			require.Equal(t, fromNamespaceAll, from, "seed %d", seed)
 		}
-		used++
 		upstream, err := e.c.relatedPods(rs)
 		require.NoError(t, err)
+		if repeated {
+			// Which of two pods with one UID counts depends on the
+			// listing order, here as upstream; both count the same pods.
+			assert.Equal(t, len(upstream), len(related), "seed %d", seed)
+			continue
+		}
 		assert.Equal(t, activeOnNodes(upstream), activeOnNodes(related), "seed %d", seed)
 	}
 	assert.Greater(t, used, 30, "the own listing was used in enough cases to compare")
