@@ -77,7 +77,7 @@ func (c *Control[T]) Create(ctx context.Context, namespace string, obj T, owner 
 	if controllerRef != nil {
 		toSend.SetOwnerReferences([]metav1.OwnerReference{*controllerRef.DeepCopy()})
 	}
-	writeCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	writeCtx, cancel := c.writeContext(ctx)
 	defer cancel()
 	created, err := c.writer.Create(writeCtx, namespace, toSend)
 	if err != nil {
@@ -103,7 +103,7 @@ func (c *Control[T]) Delete(ctx context.Context, namespace, name string, owner r
 	}
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Deleting object", "kind", c.kind, "controller", accessor.GetName(), "object", klog.KRef(namespace, name))
-	writeCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	writeCtx, cancel := c.writeContext(ctx)
 	defer cancel()
 	if err := c.writer.Delete(writeCtx, namespace, name); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -129,7 +129,7 @@ func (c *Control[T]) Patch(ctx context.Context, namespace, name string, data []b
 // PatchObject is Patch returning the patched object as the API server
 // stored it.
 func (c *Control[T]) PatchObject(ctx context.Context, namespace, name string, data []byte) (T, error) {
-	writeCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	writeCtx, cancel := c.writeContext(ctx)
 	defer cancel()
 	patched, err := c.writer.Patch(writeCtx, namespace, name, c.patchType, data)
 	if err != nil {
@@ -142,6 +142,17 @@ func (c *Control[T]) PatchObject(ctx context.Context, namespace, name string, da
 // PatchType reports the patch type Patch sends, so a claim ref manager
 // builds the body it needs.
 func (c *Control[T]) PatchType() types.PatchType { return c.patchType }
+
+// writeContext bounds one write by the timeout. A context whose deadline
+// already comes no later is used as it is: a second deadline could never
+// fire first, and deriving one costs as much as some writes (a caller that
+// bounds each write itself, as podset does, would pay for it on every one).
+func (c *Control[T]) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= c.timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.timeout)
+}
 
 // event records an event against owner; with no recorder, or no owner to
 // attach the event to, it records nothing.

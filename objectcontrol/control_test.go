@@ -181,6 +181,11 @@ func TestEveryWriteHasADeadline(t *testing.T) {
 		defer cancel()
 		check(t, short, 2*time.Second)
 	})
+	t.Run("caller's later deadline", func(t *testing.T) {
+		long, cancel := context.WithTimeout(ctx, time.Hour)
+		defer cancel()
+		check(t, long, 5*time.Second, objectcontrol.WithWriteTimeout(5*time.Second))
+	})
 	assert.PanicsWithValue(t, "objectcontrol: WithWriteTimeout: the timeout must be positive, not 0s", func() { objectcontrol.WithWriteTimeout(0) })
 }
 

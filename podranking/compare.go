@@ -34,11 +34,13 @@ func (p *policy) compareTimesAndRestarts(a, b *key) (Rule, int) {
 			return RuleReadyTime, c
 		}
 	}
-	if a.regular != b.regular {
-		return RuleRestarts, cmp.Compare(b.regular, a.regular)
+	regularA, sidecarA := a.restarts()
+	regularB, sidecarB := b.restarts()
+	if regularA != regularB {
+		return RuleRestarts, cmp.Compare(regularB, regularA)
 	}
-	if a.sidecar != b.sidecar {
-		return RuleRestarts, cmp.Compare(b.sidecar, a.sidecar)
+	if sidecarA != sidecarB {
+		return RuleRestarts, cmp.Compare(sidecarB, sidecarA)
 	}
 	if c, decided := p.compareTimes(classCreated, a, b); decided {
 		return RuleCreationTime, c

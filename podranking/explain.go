@@ -84,8 +84,10 @@ func (r *Ranking) explain(a, b *key) Decision {
 	case RuleRank:
 		d.AValue, d.BValue = strconv.Itoa(a.rank), strconv.Itoa(b.rank)
 	case RuleRestarts:
-		d.AValue = fmt.Sprintf("regular %d, sidecar %d", a.regular, a.sidecar)
-		d.BValue = fmt.Sprintf("regular %d, sidecar %d", b.regular, b.sidecar)
+		regularA, sidecarA := a.restarts()
+		regularB, sidecarB := b.restarts()
+		d.AValue = fmt.Sprintf("regular %d, sidecar %d", regularA, sidecarA)
+		d.BValue = fmt.Sprintf("regular %d, sidecar %d", regularB, sidecarB)
 	case RuleReadyTime:
 		d.AValue, d.BValue, d.Note = r.timeValues(classReady, a, b, readyTime(a.pod), readyTime(b.pod), a.readyBucket, b.readyBucket)
 	case RuleCreationTime:

@@ -67,7 +67,8 @@ func assignClasses(keys []key) []instantClasses {
 			ready[rg] = join(ready[rg], k.pod.UID)
 		}
 		if !k.created.isZero() {
-			cg := createdGroup{rg, k.regular, k.sidecar, k.created}
+			regular, sidecar := k.restarts()
+			cg := createdGroup{rg, regular, sidecar, k.created}
 			created[cg] = join(created[cg], k.pod.UID)
 		}
 	}
@@ -80,7 +81,11 @@ func assignClasses(keys []key) []instantClasses {
 		if c := ready[rg]; c != nil && k.head&headReadyBit != 0 && !k.ready.isZero() {
 			classes[i].ready = *c
 		}
-		if c := created[createdGroup{rg, k.regular, k.sidecar, k.created}]; c != nil && !k.created.isZero() {
+		if k.created.isZero() {
+			continue
+		}
+		// The first loop read the restarts of every key with a creation time.
+		if c := created[createdGroup{rg, k.regular, k.sidecar, k.created}]; c != nil {
 			classes[i].created = *c
 		}
 	}

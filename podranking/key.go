@@ -41,8 +41,26 @@ type key struct {
 	// readyBucket and createdBucket are floor(log2(age in ns)), -1 for ages
 	// <= 0; set only under log scaling and for non-zero times.
 	readyBucket, createdBucket int16
-	regular, sidecar           int32 // rule 7
-	idx                        int32 // position in the ranked slice
+	// regular and sidecar are rule 7's restart counts, read from the pod
+	// only when a comparison gets that far (see restarts): the container
+	// statuses are a memory read of their own, and most comparisons are
+	// decided by an earlier rule. regular is unknownRestarts until read.
+	regular, sidecar int32
+	idx              int32 // position in the ranked slice
+}
+
+// unknownRestarts marks restart counts not read yet; real counts are never
+// negative (podstate.MaxContainerRestarts reads negative counts as zero).
+const unknownRestarts = -1
+
+// restarts returns rule 7's restart counts of the key's pod, reading them on
+// first use. A Ranking calls it only while it owns its keys: while it
+// extracts them, or holding its mutex.
+func (k *key) restarts() (regular, sidecar int32) {
+	if k.regular == unknownRestarts {
+		k.regular, k.sidecar = podstate.MaxContainerRestarts(k.pod)
+	}
+	return k.regular, k.sidecar
 }
 
 // instant is a time's wall clock. Equal and After on two times without
@@ -162,7 +180,7 @@ func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 	head |= uint64(int64(cost)+costBias) & headCostMask
 	k.head = head
 	k.uidPrefix = uidPrefix(pod.UID)
-	k.regular, k.sidecar = podstate.MaxContainerRestarts(pod)
+	k.regular = unknownRestarts
 	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
 		k.head |= headReadyBit
 		k.ready, k.readyBucket = p.instant(c.LastTransitionTime.Time)

@@ -278,6 +278,10 @@ func (r *Ranking) Explain(a, b *v1.Pod) Decision {
 	ia, okA := r.index[a]
 	ib, okB := r.index[b]
 	if okA && okB {
+		// Comparing may read restart counts into the keys, which a
+		// concurrent sort reads too.
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		return r.explain(&r.keys[ia], &r.keys[ib])
 	}
 	pods := slices.Clone(r.pods)

@@ -190,6 +190,25 @@ func TestRankingConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+
+	// Explanations before any sort, beside a partial sort: both read
+	// restart counts into the keys on first use.
+	// Neighbours in the deletion order are the pairs that reach the later
+	// rules, restarts among them.
+	ordered := NewSelector(WithNow(testNow)).Order(pods, pods)
+	fresh := NewSelector(WithNow(testNow)).Rank(pods, pods)
+	for g := range 4 {
+		wg.Go(func() {
+			if g%2 == 0 {
+				assert.Equal(t, want[:10], names(fresh.PodsToDelete(10)))
+			}
+			for i := range len(ordered) - 1 {
+				d := fresh.Explain(ordered[i], ordered[i+1])
+				assert.Equal(t, rk.Explain(ordered[i], ordered[i+1]), d)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestConsistentTiesIsStrictWeakOrder: the opt-in class order is

@@ -42,7 +42,7 @@ type Controller[O metav1.Object] struct {
 	cfg      config
 	logger   klog.Logger
 
-	podControl   podcontrol.PodControl
+	podControl   deadlinePodControl // every pod write within the write timeout
 	recorder     record.EventRecorder
 	broadcaster  record.EventBroadcaster // nil when the caller supplied the recorder
 	expectations expectationsCache
@@ -109,8 +109,8 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	if cfg.readYourWrites {
 		c.guard = newGuard(cfg, logger, podInf, ownerInformer, c.ownerGR)
 	}
-	c.podControl = cfg.podControl
-	if c.podControl == nil {
+	pc := cfg.podControl
+	if pc == nil {
 		writer := cfg.podWriter
 		if writer == nil {
 			writer = podcontrol.ClientsetWriter(client)
@@ -124,11 +124,13 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 				Enabled: func() bool { return c.cfg.gates(StaleControllerConsistencyReplicaSet) },
 			}
 		}
-		c.podControl = podcontrol.NewPodControl(writer, c.recorder)
+		// The control bounds its writes by the same timeout, which the
+		// deadline below already imposes, so it adds no second one.
+		pc = podcontrol.NewPodControl(writer, c.recorder, podcontrol.WithWriteTimeout(cfg.writeTimeout))
 	}
 	// Every pod write of a sync gets the write timeout, and the sync stops
 	// waiting for it then even if the pod control ignores its context.
-	c.podControl = deadlinePodControl{pc: c.podControl, timeout: cfg.writeTimeout}
+	c.podControl = deadlinePodControl{pc: pc, timeout: cfg.writeTimeout}
 	c.uidExp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
 		expectations.WithClock(cfg.clock),
 		expectations.WithLogger(logger),

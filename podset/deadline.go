@@ -3,6 +3,7 @@ package podset
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -75,6 +76,58 @@ func (d deadlinePodControl) DeletePod(ctx context.Context, namespace, podID stri
 	return d.bounded(ctx, "deleting pod "+namespace+"/"+podID, func(ctx context.Context) error {
 		return d.pc.DeletePod(ctx, namespace, podID, object)
 	})
+}
+
+// deleteAll deletes the named pods of namespace in parallel, one goroutine
+// per pod as upstream deletes them, and returns each delete's error in the
+// order of names. The deletes share one deadline, the timeout from the
+// moment they all start: a context and a waiting goroutine per delete would
+// cost more than many a delete to a fast API server. When the deadline
+// passes first, deleteAll returns at once with a deadline error for each
+// delete still unanswered, whose call it abandons as withinDeadline does:
+// what that call returns later is dropped.
+func (d deadlinePodControl) deleteAll(ctx context.Context, namespace string, names []string, object runtime.Object) []error {
+	if len(names) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	errs := make([]error, len(names))
+	answered := make([]bool, len(names))
+	var (
+		mu          sync.Mutex // guards errs, answered, unanswered and abandoned
+		unanswered  = len(names)
+		abandoned   bool
+		allAnswered = make(chan struct{})
+	)
+	for i, name := range names {
+		go func() {
+			err := d.pc.DeletePod(ctx, namespace, name, object)
+			mu.Lock()
+			defer mu.Unlock()
+			if abandoned {
+				return
+			}
+			errs[i], answered[i] = err, true
+			if unanswered--; unanswered == 0 {
+				close(allAnswered)
+			}
+		}()
+	}
+	select {
+	case <-allAnswered:
+		return errs
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	abandoned = true
+	for i, name := range names {
+		if !answered[i] {
+			errs[i] = fmt.Errorf("deleting pod %s/%s: no answer within %v: %w", namespace, name, d.timeout, context.Cause(ctx))
+		}
+	}
+	return errs
 }
 
 func (d deadlinePodControl) PatchPod(ctx context.Context, namespace, name string, data []byte) error {

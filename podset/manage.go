@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/podranking"
@@ -42,13 +40,14 @@ func (c *Controller[O]) desired(o O) int { return int(max(c.kind.Replicas(o), 0)
 // manageReplicas creates or deletes at most burst pods to move the active
 // count towards the desired count. Expectations are raised before the first
 // API call, so the pods' own events can never arrive ahead of them.
-func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, active []*v1.Pod) error {
+func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, own ownListing) error {
+	active := own.active
 	diff := len(active) - c.desired(o)
 	switch {
 	case diff < 0:
 		return c.createPods(ctx, o, expKey, min(-diff, c.cfg.burst))
 	case diff > 0:
-		return c.deletePods(ctx, o, expKey, active, min(diff, c.cfg.burst))
+		return c.deletePods(ctx, o, expKey, own, min(diff, c.cfg.burst))
 	}
 	return nil
 }
@@ -89,26 +88,36 @@ func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n in
 	return nil
 }
 
-func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, active []*v1.Pod, n int) error {
+func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own ownListing, n int) error {
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Too many replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "deleting", n)
-	related, err := c.relatedPods(o)
-	if err != nil {
-		// Ranking without siblings is still a valid choice, only a less
-		// spread one.
-		logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
-	}
+	active := own.active
 	var victims []*v1.Pod
 	if n >= len(active) {
-		// Every pod goes: upstream does not sort then, and neither do we.
+		// Every pod goes: upstream does not sort then, and neither do we;
+		// the related pods would not be read.
 		victims = slices.Clone(active)
 		c.reportScaleDown(nil, o, active, victims)
 	} else {
-		// One ranking serves the choice, the metric and the report.
-		rk := podranking.NewSelector(c.rankingOptions()...).Rank(active, related)
-		victims = rk.PodsToDelete(n)
-		c.observeDeletionAgeRatio(active, victims)
-		c.reportScaleDown(rk, o, active, victims)
+		related, err := c.rankingRelated(o, own)
+		if err != nil {
+			// Ranking without siblings is still a valid choice, only a
+			// less spread one.
+			logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
+		}
+		sel := podranking.NewSelector(c.rankingOptions()...)
+		if c.cfg.onScaleDown == nil {
+			// The choice alone: PodsToDelete ranks in memory it reuses
+			// from one scale-down to the next.
+			victims = sel.PodsToDelete(active, related, n)
+			c.observeDeletionAgeRatio(active, victims)
+		} else {
+			// One ranking serves the choice, the metric and the report.
+			rk := sel.Rank(active, related)
+			victims = rk.PodsToDelete(n)
+			c.observeDeletionAgeRatio(active, victims)
+			c.reportScaleDown(rk, o, active, victims)
+		}
 	}
 
 	keys := make([]string, len(victims))
@@ -118,24 +127,22 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, acti
 	if err := c.expectations.ExpectDeletions(expKey, keys); err != nil {
 		return fmt.Errorf("recording %d expected deletions: %w", len(keys), err)
 	}
-	obj := object(o)
-	errs := make([]error, len(victims))
-	var wg sync.WaitGroup
+	names := make([]string, len(victims))
 	for i, pod := range victims {
-		wg.Go(func() {
-			err := c.podControl.DeletePod(ctx, o.GetNamespace(), pod.Name, obj)
-			if err == nil {
-				return
-			}
-			// The delete event will not come for this pod, so observe it
-			// here; NotFound means someone else deleted it, which is fine.
-			c.expectations.DeletionObserved(expKey, keys[i])
-			if !apierrors.IsNotFound(err) {
-				errs[i] = err
-			}
-		})
+		names[i] = pod.Name
 	}
-	wg.Wait()
+	errs := c.podControl.deleteAll(ctx, o.GetNamespace(), names, object(o))
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		// The delete event will not come for this pod, so observe it here;
+		// NotFound means someone else deleted it, which is fine.
+		c.expectations.DeletionObserved(expKey, keys[i])
+		if apierrors.IsNotFound(err) {
+			errs[i] = nil
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("deleting pods of %s %s/%s: %w", c.gvk.Kind, o.GetNamespace(), o.GetName(), err)
 	}
@@ -152,49 +159,6 @@ func (c *Controller[O]) rankingOptions() []podranking.Option {
 		opts = append(opts, podranking.WithoutLogarithmicScaleDown())
 	}
 	return opts
-}
-
-// relatedPods returns the pods of every sibling owner (o included), active or
-// not, each once: a scale-down prefers pods whose node runs many of them.
-// Without a SiblingLister, or for an owner without a controller, there are
-// none, as upstream finds no related pods then.
-func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
-	if c.siblings == nil {
-		return nil, nil
-	}
-	siblings, err := c.siblings.Siblings(o)
-	if err != nil {
-		return nil, err
-	}
-	// Pods are told apart by UID, as upstream does, also within one
-	// listing. The set is sized by the first listing, usually the owner's
-	// own pods and most of the total, so it is not rebuilt as it grows.
-	var seen map[types.UID]struct{}
-	var out []*v1.Pod
-	for _, s := range siblings {
-		selector, err := c.kind.Selector(s)
-		if err != nil {
-			continue
-		}
-		pods, err := c.podLister.Pods(s.GetNamespace()).List(selector)
-		if err != nil {
-			return nil, fmt.Errorf("listing pods of %s/%s: %w", s.GetNamespace(), s.GetName(), err)
-		}
-		if len(pods) == 0 {
-			continue
-		}
-		if seen == nil {
-			seen = make(map[types.UID]struct{}, len(pods))
-			out = make([]*v1.Pod, 0, len(pods))
-		}
-		for _, pod := range pods {
-			if _, dup := seen[pod.UID]; !dup {
-				seen[pod.UID] = struct{}{}
-				out = append(out, pod)
-			}
-		}
-	}
-	return out, nil
 }
 
 // reportScaleDown explains each victim against the first survivor, the pod

@@ -155,9 +155,10 @@ func WithDrainTimeout(d time.Duration) Option {
 
 // WithWriteTimeout bounds every API write a sync makes: each pod creation,
 // deletion, adoption or release patch and status update gets a context
-// deadline this far ahead (default 30 s). A sync stops waiting for a write
-// at its deadline even if the pod control or Kind ignores the context; see
-// Sync. It panics if d is not positive.
+// deadline this far ahead (default 30 s). The deletions of one scale-down,
+// which all start together, share one deadline this far from that start. A
+// sync stops waiting for a write at its deadline even if the pod control or
+// Kind ignores the context; see Sync. It panics if d is not positive.
 func WithWriteTimeout(d time.Duration) Option {
 	mustBePositive("WithWriteTimeout", d)
 	return func(c *config) { c.writeTimeout = d }

@@ -2,8 +2,10 @@ package podset
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,4 +55,39 @@ func TestNewWithoutAClient(t *testing.T) {
 		WithPodControl(&podcontrol.FakePodControl{}), WithEventRecorder(record.NewFakeRecorder(10)))
 	require.NoError(t, err)
 	assert.NotNil(t, c)
+}
+
+// deadlineWriter notes the deadline each delete's context carries.
+type deadlineWriter struct {
+	podcontrol.PodWriter
+	mu        sync.Mutex
+	deadlines []time.Time
+}
+
+func (w *deadlineWriter) Delete(ctx context.Context, namespace, name string) error {
+	d, ok := ctx.Deadline()
+	if !ok {
+		d = time.Time{}
+	}
+	w.mu.Lock()
+	w.deadlines = append(w.deadlines, d)
+	w.mu.Unlock()
+	return nil
+}
+
+// TestPodWritesGetTheConfiguredTimeout: a write timeout longer than the pod
+// control's own default still reaches the writer. Before, the default pod
+// control cut every write at its own 30 s, whatever WithWriteTimeout said.
+func TestPodWritesGetTheConfiguredTimeout(t *testing.T) {
+	rs := newRS("foobar", 1, fooBar)
+	w := &deadlineWriter{PodWriter: podcontrol.ClientsetWriter(fake.NewClientset())}
+	e := newEnv(t, []runtime.Object{rs}, WithPodControl(nil), WithPodWriter(w), WithWriteTimeout(time.Hour))
+	e.addOwner(rs)
+	e.addPods(newPods(3, "pod", rs, v1.PodRunning, fooBar, true)...)
+	start := time.Now()
+	require.NoError(t, e.sync(rs))
+	require.Len(t, w.deadlines, 2, "two of three pods deleted")
+	for _, d := range w.deadlines {
+		assert.WithinDuration(t, start.Add(time.Hour), d, time.Minute, "each delete carries the configured deadline")
+	}
 }

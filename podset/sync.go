@@ -141,7 +141,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 	var res childset.Result
 	var manageErr error
 	if needsSync && o.GetDeletionTimestamp() == nil {
-		manageErr = c.manageReplicas(ctx, o, expKey, active)
+		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector})
 	} else if !needsSync {
 		// Without this an owner whose pod creation is never observed would
 		// sleep until some unrelated event, forever with resync disabled;
@@ -215,7 +215,8 @@ func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
 // It is one pass, so each pod is read once: first its phase, then its owner
 // reference and labels, then, for the counter, its conditions. The active
 // pods are gathered in place at the front of pods, which podsForOwner made
-// for this sync alone. Claim errors are aggregated as upstream's ClaimPods
+// for this sync alone; the other pods are swapped behind them, so that pods
+// still holds every pod it was given, for a scale-down's related pods. Claim errors are aggregated as upstream's ClaimPods
 // aggregates them; the other pods are still claimed.
 //
 // Adoption first re-reads the owner from the API server: a cached copy may
@@ -241,7 +242,7 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 	uid := o.GetUID()
 	var errs []error
 	kept := 0
-	for _, pod := range pods {
+	for i, pod := range pods {
 		switch {
 		case podstate.IsActive(pod):
 			owned, err := m.ClaimPod(ctx, pod)
@@ -252,7 +253,7 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 			if !owned {
 				continue
 			}
-			pods[kept] = pod
+			pods[kept], pods[i] = pod, pods[kept]
 			kept++
 			if counter != nil {
 				counter.Add(pod)
