@@ -3,7 +3,6 @@ package podset
 import (
 	"fmt"
 	"hash/maphash"
-	"math/bits"
 	"reflect"
 	"sync"
 
@@ -63,23 +62,22 @@ const (
 // counts the active ones on each node. The own listing holds the owner's
 // pods and the orphans, but the namespace may also hold pods of other
 // controllers that the selector matches. So the namespace's pods are
-// counted first: when it holds no more pods than the listing, and the
-// listing's UIDs are distinct, nothing is outside the listing (its pods are
-// distinct objects of the namespace) and it gives the related pods without
-// another pass over the pods: the owner's claimed pods (a claim keeps only
-// pods that match) and the active pods it did not keep that match all the
-// same (an orphan that vanished while being adopted). Inactive pods are
-// left out, as the ranking does not count them. Otherwise the namespace's
-// pods, listed for the count, are matched as upstream's lister matches
-// them, rather than listed again.
+// listed once: when they are the very objects of the own listing
+// (sameObjects), nothing is outside it, and it gives the related pods
+// without another pass over the pods: the owner's claimed pods (a claim
+// keeps only pods that match) and the active pods it did not keep that
+// match all the same (an orphan that vanished while being adopted).
+// Inactive pods are left out, as the ranking does not count them.
+// Otherwise the namespace's pods just listed are matched as upstream's
+// lister matches them, rather than listed again.
+//
+// Comparing objects, not counts, keeps the answer upstream's when the cache
+// changes during the sync: upstream lists the related pods after claiming,
+// and so does this, so both see the namespace as it is then.
 //
 // Two pods with one UID (which the API server never yields, but a test's
 // cache may hold) count once upstream, and which one counts depends on its
 // listing order; such a listing is matched and told apart by UID.
-//
-// The count and the own listing are read at different times, as upstream
-// reads its claim listing and its related listing at different times; with
-// a pod cache that does not change during the sync the two sets are equal.
 func (c *Controller[O]) relatedOfOnlyOwner(o O, siblings []O, own ownListing) ([]*v1.Pod, relatedSource) {
 	if len(siblings) != 1 || siblings[0].GetUID() != o.GetUID() || c.podIndexer == nil {
 		return nil, fromNowhere
@@ -95,17 +93,14 @@ func (c *Controller[O]) relatedOfOnlyOwner(o O, siblings []O, own ownListing) ([
 		// No namespace index on this pod informer.
 		return nil, fromNowhere
 	}
-	// A listing with nil entries counts fewer pods than its length.
-	if len(own.pods) >= len(inNamespace) {
-		if n, distinct := distinctUIDs(own.pods); distinct && n == len(inNamespace) {
-			related := own.active // its capacity is its length: appending copies
-			for _, p := range own.pods[len(own.active):] {
-				if podstate.IsActive(p) && selector.Matches(labels.Set(p.Labels)) {
-					related = append(related, p)
-				}
+	if sameObjects(own.pods, inNamespace) {
+		related := own.active // its capacity is its length: appending copies
+		for _, p := range own.pods[len(own.active):] {
+			if podstate.IsActive(p) && selector.Matches(labels.Set(p.Labels)) {
+				related = append(related, p)
 			}
-			return related, fromOwnListing
 		}
+		return related, fromOwnListing
 	}
 	var seen map[types.UID]struct{}
 	var related []*v1.Pod
@@ -176,55 +171,71 @@ func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
 	return c.podsOfSiblings(siblings)
 }
 
-// uidSeed seeds the UID hashes of distinctUIDs.
-var uidSeed = maphash.MakeSeed()
-
-// distinctUIDs counts the pods that are not nil and reports whether their
-// UIDs are pairwise different. It compares 64-bit hashes in an open
-// addressing table, which costs a fraction of a map of the UID strings; two
-// different UIDs with one hash make it answer false, which only sends the
-// caller down the slower path, so it never answers true wrongly.
-func distinctUIDs(pods []*v1.Pod) (n int, distinct bool) {
-	size := 1 << bits.Len(uint(2*len(pods))) // at most half full
-	table := getHashTable(size)
-	defer putHashTable(table)
-	mask := uint64(size - 1)
-	for _, p := range pods {
+// sameObjects reports whether inNamespace, the namespace's pods listed
+// now, holds exactly the pods of own, the sync's earlier listing: the same
+// objects, so none was added, removed or replaced in the cache in between
+// (an update replaces a cached object, it never changes one), with no two
+// of own's pods sharing a UID. nil entries of own are skipped.
+func sameObjects(own []*v1.Pod, inNamespace []any) bool {
+	n := 0
+	for _, p := range own {
+		if p != nil {
+			n++
+		}
+	}
+	if n != len(inNamespace) {
+		return false
+	}
+	sets := getPodSets(n)
+	defer sets.put()
+	for _, p := range own {
 		if p == nil {
 			continue
 		}
-		n++
-		h := maphash.String(uidSeed, string(p.UID))
-		if h == 0 {
-			h = 1 // 0 marks an empty slot
+		// The UIDs are kept as 64-bit hashes, which cost a fraction of
+		// the strings as map keys. Two UIDs with one hash look repeated,
+		// which only sends the caller down the slower path. A hash
+		// already there leaves the set's size as it was.
+		sets.uids[maphash.String(uidSeed, string(p.UID))] = struct{}{}
+		if len(sets.uids) != len(sets.objects)+1 {
+			return false
 		}
-		for i := h & mask; ; i = (i + 1) & mask {
-			if table[i] == 0 {
-				table[i] = h
-				break
-			}
-			if table[i] == h {
-				return n, false
-			}
+		sets.objects[p] = struct{}{}
+	}
+	for _, obj := range inNamespace {
+		p, ok := obj.(*v1.Pod)
+		if _, listed := sets.objects[p]; !ok || !listed {
+			return false
 		}
 	}
-	return n, true
+	return true
 }
 
-// hashTables keeps distinctUIDs's tables from one scale-down to the next:
-// at ten thousand pods a table is a quarter of a megabyte.
-var hashTables sync.Pool
+// podSets are sameObjects's sets, kept from one scale-down to the next: a
+// cleared map keeps its room, and at ten thousand pods growing the maps
+// again, step by step, would cost more than filling them.
+type podSets struct {
+	objects map[*v1.Pod]struct{}
+	uids    map[uint64]struct{} // maphash.String of each UID
+	room    int                 // how many pods the maps were made for
+}
 
-// getHashTable returns an empty table of size slots.
-func getHashTable(size int) []uint64 {
-	if t, ok := hashTables.Get().(*[]uint64); ok && cap(*t) >= size {
-		return (*t)[:size]
+var (
+	listingSets sync.Pool
+	uidSeed     = maphash.MakeSeed()
+)
+
+// getPodSets returns empty sets with room for n pods.
+func getPodSets(n int) *podSets {
+	s, _ := listingSets.Get().(*podSets)
+	if s == nil || s.room < n {
+		s = &podSets{objects: make(map[*v1.Pod]struct{}, n), uids: make(map[uint64]struct{}, n), room: n}
 	}
-	return make([]uint64, size)
+	return s
 }
 
-// putHashTable empties table and keeps it for the next getHashTable.
-func putHashTable(table []uint64) {
-	clear(table)
-	hashTables.Put(&table)
+func (s *podSets) put() {
+	clear(s.objects)
+	clear(s.uids)
+	listingSets.Put(s)
 }

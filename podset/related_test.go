@@ -270,38 +270,67 @@ func activeOnNodes(pods []*v1.Pod) map[string]int {
 	return counts
 }
 
-// TestDistinctUIDs: repeated UIDs, the empty one included, are found; nil
-// entries are skipped and not counted.
-func TestDistinctUIDs(t *testing.T) {
+// TestRelatedOfOnlyOwnerAfterTheCacheChanged: the cache changes between
+// the sync's own listing and the related pods: one of the owner's pods
+// goes while a foreign pod the selector matches stays, so the namespace
+// still holds as many pods as the listing. The related pods are upstream's
+// as it would list them now, the foreign pod among them, not the listing's.
+func TestRelatedOfOnlyOwnerAfterTheCacheChanged(t *testing.T) {
+	s := newSpreadScene()
+	e := newEnv(t, []runtime.Object{s.rs})
+	e.addOwner(s.rs)
+	e.addOwner(s.other)
+	e.addPods(s.onA, s.onB)
+	own := claimedListing(t, e, s.rs)
+	require.Len(t, own.pods, 2)
+
+	require.NoError(t, e.podStore().Delete(s.onB))
+	e.addPods(s.foreignPod)
+	related, from := e.c.relatedOfOnlyOwner(s.rs, []*appsv1.ReplicaSet{s.rs}, own)
+	assert.Equal(t, fromNamespaceAll, from)
+	upstream, err := e.c.relatedPods(s.rs)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"on-a", "foreign"}, podNames(upstream))
+	assert.ElementsMatch(t, podNames(upstream), podNames(related))
+}
+
+// TestSameObjects: the namespace's listing stands for the own listing only
+// when it holds the very same objects, none added, missing or replaced by
+// an update, and no two of them share a UID; nil entries of the own
+// listing are skipped.
+func TestSameObjects(t *testing.T) {
 	pod := func(uid string) *v1.Pod { return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}} }
+	a, b, c := pod("a"), pod("b"), pod("c")
+	sameUIDAsA := pod("a")
 	for _, tc := range []struct {
-		name     string
-		pods     []*v1.Pod
-		n        int
-		distinct bool
+		name        string
+		own         []*v1.Pod
+		inNamespace []any
+		same        bool
 	}{
-		{name: "none", distinct: true},
-		{name: "nil only", pods: []*v1.Pod{nil, nil}, distinct: true},
-		{name: "distinct", pods: []*v1.Pod{pod("a"), nil, pod("b"), pod("")}, n: 3, distinct: true},
-		{name: "repeated", pods: []*v1.Pod{pod("a"), pod("b"), pod("a")}, n: 3},
-		{name: "empty twice", pods: []*v1.Pod{pod(""), pod("x"), pod("")}, n: 3},
+		{name: "none", same: true},
+		{name: "equal", own: []*v1.Pod{a, b}, inNamespace: []any{b, a}, same: true},
+		{name: "nil entries", own: []*v1.Pod{nil, a, nil, b}, inNamespace: []any{a, b}, same: true},
+		{name: "one more in the namespace", own: []*v1.Pod{a, b}, inNamespace: []any{a, b, c}},
+		{name: "one gone", own: []*v1.Pod{a, b}, inNamespace: []any{a}},
+		{name: "one swapped for another", own: []*v1.Pod{a, b}, inNamespace: []any{a, c}},
+		{name: "one replaced by an update", own: []*v1.Pod{a, b}, inNamespace: []any{sameUIDAsA, b}},
+		{name: "a repeated UID", own: []*v1.Pod{a, sameUIDAsA}, inNamespace: []any{a, sameUIDAsA}},
+		{name: "not a pod", own: []*v1.Pod{a}, inNamespace: []any{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, distinct := distinctUIDs(tc.pods)
-			assert.Equal(t, tc.distinct, distinct)
-			if distinct {
-				assert.Equal(t, tc.n, n)
-			}
+			assert.Equal(t, tc.same, sameObjects(tc.own, tc.inNamespace))
+			// Again, on the sets the first call left for reuse.
+			assert.Equal(t, tc.same, sameObjects(tc.own, tc.inNamespace), "second call")
 		})
 	}
-	many := make([]*v1.Pod, 5000)
-	for i := range many {
-		many[i] = pod(fmt.Sprintf("uid-%d", i))
+	own := make([]*v1.Pod, 5000)
+	inNamespace := make([]any, len(own))
+	for i := range own {
+		own[i] = pod(fmt.Sprintf("uid-%d", i))
+		inNamespace[len(own)-1-i] = own[i]
 	}
-	n, distinct := distinctUIDs(many)
-	assert.True(t, distinct)
-	assert.Equal(t, 5000, n)
-	many = append(many, pod("uid-4321"))
-	_, distinct = distinctUIDs(many)
-	assert.False(t, distinct)
+	assert.True(t, sameObjects(own, inNamespace))
+	inNamespace[1234] = pod("uid-x")
+	assert.False(t, sameObjects(own, inNamespace))
 }
