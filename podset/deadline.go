@@ -73,9 +73,7 @@ func (d deadlinePodControl) CreatePodsWithGenerateName(ctx context.Context, name
 }
 
 func (d deadlinePodControl) DeletePod(ctx context.Context, namespace, podID string, object runtime.Object) error {
-	return d.bounded(ctx, "deleting pod "+namespace+"/"+podID, func(ctx context.Context) error {
-		return d.pc.DeletePod(ctx, namespace, podID, object)
-	})
+	return d.deleteAll(ctx, namespace, []string{podID}, object)[0]
 }
 
 // deleteAll deletes the named pods of namespace in parallel, one goroutine
