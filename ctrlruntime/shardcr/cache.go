@@ -124,7 +124,7 @@ func (f *CacheFilter) NewInformer(lw toolscache.ListerWatcher, obj runtime.Objec
 	}
 	w := f.wrap(lw, owners)
 	informer := f.next(w, obj, resync, indexers)
-	w.store = informer.GetStore()
+	w.informer = informer
 	f.mu.Lock()
 	f.tracked = append(f.tracked, w)
 	f.mu.Unlock()
@@ -139,7 +139,8 @@ func (f *CacheFilter) NewInformer(lw toolscache.ListerWatcher, obj runtime.Objec
 // syncing an owner then would see it without children and create them
 // again. The Reconciler of the filter's sharding waits for Covers before
 // it works on an owner (NewCacheFilter registers it). A filter whose
-// NewInformer was never called covers every hash.
+// NewInformer was never called covers every hash, and a stopped informer
+// (removed from the cache) holds nothing back.
 func (f *CacheFilter) Covers(h uint64) bool {
 	f.mu.Lock()
 	tracked := slices.Clone(f.tracked)
@@ -185,7 +186,7 @@ type shardedListWatch struct {
 	serverKey shard.Key // "" when the server cannot filter
 	keep      func(metav1.Object, shard.Ranges) bool
 
-	store toolscache.Store // the informer's, set before it runs; nil in a bare wrapper
+	informer toolscache.SharedIndexInformer // set before it runs; nil in a bare wrapper
 
 	mu     sync.Mutex
 	ranges shard.Ranges        // the share of the last list; watches continue it
@@ -393,12 +394,17 @@ func (w *shardedListWatch) bookmark(ev watch.Event, gen uint64) {
 // watch passed and the store did not apply yet only delays the answer.
 // Once taken in, a list stays so until the next one.
 func (w *shardedListWatch) covers(h uint64) bool {
+	if w.informer != nil && w.informer.IsStopped() {
+		// Removed from the cache (or the cache stopped): it serves no
+		// reads, so it holds no reconcile back.
+		return true
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.ranges.Contains(h) || !w.listed {
 		return false
 	}
-	if w.taken || w.store == nil {
+	if w.taken || w.informer == nil {
 		return true
 	}
 	w.taken = w.storeTookListLocked()
@@ -406,13 +412,14 @@ func (w *shardedListWatch) covers(h uint64) bool {
 }
 
 func (w *shardedListWatch) storeTookListLocked() bool {
+	store := w.informer.GetStore()
 	if listRV, err := strconv.ParseUint(w.listRV, 10, 64); err == nil {
-		if storeRV, err := strconv.ParseUint(w.store.LastStoreSyncResourceVersion(), 10, 64); err == nil && storeRV != listRV {
+		if storeRV, err := strconv.ParseUint(store.LastStoreSyncResourceVersion(), 10, 64); err == nil && storeRV != listRV {
 			return storeRV > listRV
 		}
 	}
 	for key := range w.kept {
-		if _, exists, err := w.store.GetByKey(key); err != nil || !exists {
+		if _, exists, err := store.GetByKey(key); err != nil || !exists {
 			return false
 		}
 	}

@@ -144,3 +144,32 @@ func TestCacheFilterCoversAfterAStreamingList(t *testing.T) {
 	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
 	require.Eventually(t, func() bool { return filter.Covers(h) }, 10*time.Second, 5*time.Millisecond)
 }
+
+// An informer the cache stopped (removed) serves no reads: it does not
+// hold the others' coverage back, though it never listed the share.
+func TestCacheFilterCoverageSkipsStoppedInformers(t *testing.T) {
+	rs := replicaSet("a", "uid-a")
+	share := newFixedShare(only(uidHash(rs.UID)))
+	filter := shardcr.NewCacheFilter(shardcr.New(share, shard.KeyUID), clientgoscheme.Scheme, nil).Owners(&appsv1.ReplicaSet{})
+	never := make(chan struct{})
+	inf := filter.NewInformer(noWatchList{&toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
+			select {
+			case <-never:
+			case <-ctx.Done():
+			}
+			return nil, ctx.Err()
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return watch.NewFake(), nil
+		},
+	}}, &appsv1.ReplicaSet{}, 0, toolscache.Indexers{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); inf.RunWithContext(ctx) }()
+	h := uidHash(rs.UID)
+	assert.False(t, filter.Covers(h), "a running informer that has not listed")
+	cancel()
+	<-done
+	assert.True(t, filter.Covers(h), "a stopped informer")
+}
