@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +37,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/examples/gang"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/examples/workerset"
+	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 )
 
 var (
@@ -218,28 +221,51 @@ var childsetQueue = childsetcr.WithControllerOptions(controller.Options{NewQueue
 // and checks at the end that the scenario left no goroutine behind.
 func childsetScenario(t *testing.T, prefix string, crd []byte) (context.Context, *rest.Config, dynamic.Interface, string) {
 	t.Helper()
+	ctx, newConfig, dyn, ns := childsetScenarioOn(t, env, prefix, crd)
+	return ctx, newConfig(nil), dyn, ns
+}
+
+// childsetScenarioOn is childsetScenario on the control plane e. Its
+// newConfig returns a client config of a transport of its own, optionally
+// wrapped, whose idle connections are closed before the leak check, so a
+// scenario can give each manager a client of its own.
+func childsetScenarioOn(t *testing.T, e *kubetest.Env, prefix string, crd []byte) (ctx context.Context, newConfig func(wrap func(http.RoundTripper) http.RoundTripper) *rest.Config, dyn dynamic.Interface, ns string) {
+	t.Helper()
 	ignore := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	cfg, closeIdle, err := env.ClientConfig(nil)
-	require.NoError(t, err)
+	var mu sync.Mutex
+	var closers []func()
+	newConfig = func(wrap func(http.RoundTripper) http.RoundTripper) *rest.Config {
+		cfg, closeIdle, err := e.ClientConfig(wrap)
+		require.NoError(t, err)
+		mu.Lock()
+		closers = append(closers, closeIdle)
+		mu.Unlock()
+		return cfg
+	}
 	t.Cleanup(func() {
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			closeIdle()
+			mu.Lock()
+			for _, closeIdle := range closers {
+				closeIdle()
+			}
+			mu.Unlock()
 			if goleak.Find(ignore) == nil {
 				break
 			}
 		}
 		goleak.VerifyNone(t, ignore)
 	})
+	cfg := newConfig(nil)
 	client, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err = dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
-	require.NoError(t, env.InstallCRDsFromYAML(ctx, crd))
+	require.NoError(t, e.InstallCRDsFromYAML(ctx, crd))
 	created, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	return ctx, cfg, dyn, created.Name
+	return ctx, newConfig, dyn, created.Name
 }
 
 // startSampler watches resources of ns with the test's own client, from
@@ -264,14 +290,15 @@ func startSampler(t *testing.T, dyn dynamic.Interface, ns string, s *setSampler,
 
 // startChildsetManager runs a manager (no leader election: it is alone)
 // with the controllers setup adds and its metrics endpoint on metricsAddr
-// ("0" for none), until the returned stop is called.
-func startChildsetManager(t *testing.T, cfg *rest.Config, metricsAddr string, setup func(ctrl.Manager) error) (stop func()) {
+// ("0" for none), until the returned stop is called. opts change the
+// manager's options before it is made.
+func startChildsetManager(t *testing.T, cfg *rest.Config, metricsAddr string, setup func(ctrl.Manager) error, opts ...func(*ctrl.Options)) (stop func()) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, workerset.AddToScheme(scheme))
 	require.NoError(t, gang.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	options := ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 logr.Discard(),
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
@@ -279,7 +306,11 @@ func startChildsetManager(t *testing.T, cfg *rest.Config, metricsAddr string, se
 		// Each scenario has a manager of its own, and -count may run it
 		// again: the controllers' names repeat by design.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	for _, opt := range opts {
+		opt(&options)
+	}
+	mgr, err := ctrl.NewManager(cfg, options)
 	require.NoError(t, err)
 	require.NoError(t, setup(mgr))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -17,6 +17,14 @@
 // <gang>-<i>, 0 -> 5 -> 2 -> 4). Their watch sampler also checks that no
 // index is ever held by two live pods.
 //
+// A sharded scenario runs the WorkerSet controller in two managers of one
+// shard ring (ctrlruntime/shardcr, childsetcr.WithSharding, each cache
+// narrowed to its share): each owner is written by its holder alone, and
+// when one manager stops mid scale-up the other takes the whole ring over
+// without an owner ever holding more Workers than its spec; it runs once on
+// the shared control plane (client-side filtering) and once on one of its
+// own with ShardedListAndWatch on.
+//
 // It runs in `make e2e`. kubetest builds the control plane from the e2e
 // module (../../e2e), whose go.mod pins k8s.io/kubernetes. This package is a
 // module of its own, so that the ctrlruntime module users import requires

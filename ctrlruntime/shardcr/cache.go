@@ -3,6 +3,8 @@ package shardcr
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,6 +49,10 @@ type NewInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Durat
 //     empty (a Lease not renewed in time) keeps the cache as it is: the
 //     fence already stops the work, and the share that follows a lapse is
 //     usually the same one.
+//   - Covers tells when every narrowed informer has taken in a list of a
+//     share holding a hash; the sharding's Reconciler waits for it, since
+//     the informers relist one by one and an owner could otherwise reach
+//     the cache before its children.
 //
 // Orphan children stay in every replica's cache: any replica's owner may
 // adopt them. Kinds not registered get controller-runtime's informers
@@ -62,6 +68,9 @@ type CacheFilter struct {
 	scheme   *runtime.Scheme
 	roles    map[schema.GroupKind]bool // true: owners, false: children
 	next     NewInformerFunc
+
+	mu      sync.Mutex
+	tracked []*shardedListWatch // the narrowed informers, for Covers
 }
 
 // NewCacheFilter returns a filter for sharding, resolving kinds in scheme
@@ -75,7 +84,11 @@ func NewCacheFilter(sharding *Sharding, scheme *runtime.Scheme, next NewInformer
 	if next == nil {
 		next = toolscache.NewSharedIndexInformer
 	}
-	return &CacheFilter{sharding: sharding, scheme: scheme, roles: map[schema.GroupKind]bool{}, next: next}
+	f := &CacheFilter{sharding: sharding, scheme: scheme, roles: map[schema.GroupKind]bool{}, next: next}
+	// The sharding's Reconciler waits for this cache to show a hash in
+	// full before it works on an owner there.
+	sharding.addCoverage(f.Covers)
+	return f
 }
 
 // Owners shards the cache of objs' kinds as owners. A kind unknown to the
@@ -109,7 +122,35 @@ func (f *CacheFilter) NewInformer(lw toolscache.ListerWatcher, obj runtime.Objec
 	if !ok {
 		return f.next(lw, obj, resync, indexers)
 	}
-	return f.next(f.wrap(lw, owners), obj, resync, indexers)
+	w := f.wrap(lw, owners)
+	informer := f.next(w, obj, resync, indexers)
+	w.informer = informer
+	f.mu.Lock()
+	f.tracked = append(f.tracked, w)
+	f.mu.Unlock()
+	return informer
+}
+
+// Covers reports whether the cache shows the objects of hash h in full:
+// every informer the filter narrowed has listed a share that holds h, and
+// its store has taken that list in. Right after h arrives in the share it
+// does not: each informer lists again on its own, so the owners of a new
+// share can reach the cache before their children do, and a controller
+// syncing an owner then would see it without children and create them
+// again. The Reconciler of the filter's sharding waits for Covers before
+// it works on an owner (NewCacheFilter registers it). A filter whose
+// NewInformer was never called covers every hash, and a stopped informer
+// (removed from the cache) holds nothing back.
+func (f *CacheFilter) Covers(h uint64) bool {
+	f.mu.Lock()
+	tracked := slices.Clone(f.tracked)
+	f.mu.Unlock()
+	for _, w := range tracked {
+		if !w.covers(h) {
+			return false
+		}
+	}
+	return true
 }
 
 // wrap returns the sharded ListerWatcher over lw for owners or children.
@@ -145,10 +186,15 @@ type shardedListWatch struct {
 	serverKey shard.Key // "" when the server cannot filter
 	keep      func(metav1.Object, shard.Ranges) bool
 
+	informer toolscache.SharedIndexInformer // set before it runs; nil in a bare wrapper
+
 	mu     sync.Mutex
 	ranges shard.Ranges        // the share of the last list; watches continue it
 	kept   map[string]struct{} // keys passed to the store since that list
 	gen    uint64              // counts lists; a watch of an older one passes nothing
+	listed bool                // the last list returned (or its stream ended)
+	listRV string              // its resourceVersion
+	taken  bool                // the store took that list in (covers)
 }
 
 var _ toolscache.ListerWatcherWithContext = (*shardedListWatch)(nil)
@@ -220,6 +266,7 @@ func (w *shardedListWatch) list(ctx context.Context, opts metav1.ListOptions) (r
 		w.ranges = w.shareLocked()
 		w.kept = map[string]struct{}{}
 		w.gen++
+		w.listed, w.listRV, w.taken = false, "", false
 	}
 	rs, gen := w.ranges, w.gen
 	w.mu.Unlock()
@@ -251,6 +298,12 @@ func (w *shardedListWatch) list(ctx context.Context, opts metav1.ListOptions) (r
 	if err := meta.SetList(list, kept); err != nil {
 		return nil, fmt.Errorf("shardcr: filtering a list: %w", err)
 	}
+	// The store takes a paginated list in after its last page.
+	if lm, err := meta.ListAccessor(list); err != nil {
+		w.listed = true
+	} else if lm.GetContinue() == "" {
+		w.listed, w.listRV = true, lm.GetResourceVersion()
+	}
 	return list, nil
 }
 
@@ -259,10 +312,12 @@ func (w *shardedListWatch) watch(ctx context.Context, opts metav1.ListOptions) (
 	changed, unsubscribe := w.share.Subscribe()
 	w.mu.Lock()
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		// A streaming list: the watch is the list.
+		// A streaming list: the watch is the list, which ends at the
+		// bookmark that carries its resourceVersion.
 		w.ranges = w.shareLocked()
 		w.kept = map[string]struct{}{}
 		w.gen++
+		w.listed, w.listRV, w.taken = false, "", false
 	}
 	rs, gen := w.ranges, w.gen
 	w.mu.Unlock()
@@ -286,8 +341,11 @@ func (w *shardedListWatch) watch(ctx context.Context, opts metav1.ListOptions) (
 func (w *shardedListWatch) admit(ev watch.Event, rs shard.Ranges, gen uint64) (watch.Event, bool) {
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
+	case watch.Bookmark:
+		w.bookmark(ev, gen)
+		return ev, true
 	default:
-		return ev, true // bookmarks and errors
+		return ev, true // errors
 	}
 	obj, err := meta.Accessor(ev.Object)
 	if err != nil {
@@ -310,6 +368,62 @@ func (w *shardedListWatch) admit(ev watch.Event, rs shard.Ranges, gen uint64) (w
 	delete(w.kept, key)
 	ev.Type = watch.Deleted
 	return ev, true
+}
+
+// bookmark notes the end of a streaming list of generation gen: its
+// resourceVersion is the list's.
+func (w *shardedListWatch) bookmark(ev watch.Event, gen uint64) {
+	obj, err := meta.Accessor(ev.Object)
+	if err != nil || obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if gen == w.gen && !w.listed {
+		w.listed, w.listRV = true, obj.GetResourceVersion()
+	}
+}
+
+// covers reports whether the store shows hash h in full (CacheFilter.Covers):
+// the last list's share holds h and the store took that list in. The store
+// has when its resourceVersion passed the list's (a later watch event was
+// applied after it), or, at the list's resourceVersion exactly or when
+// either has none (the store reports none with client-go's AtomicFIFO
+// off), when it holds every key passed since the list: a store still
+// waiting for the list lacks the keys of the share's new ranges. A key the
+// watch passed and the store did not apply yet only delays the answer.
+// Once taken in, a list stays so until the next one.
+func (w *shardedListWatch) covers(h uint64) bool {
+	if w.informer != nil && w.informer.IsStopped() {
+		// Removed from the cache (or the cache stopped): it serves no
+		// reads, so it holds no reconcile back.
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ranges.Contains(h) || !w.listed {
+		return false
+	}
+	if w.taken || w.informer == nil {
+		return true
+	}
+	w.taken = w.storeTookListLocked()
+	return w.taken
+}
+
+func (w *shardedListWatch) storeTookListLocked() bool {
+	store := w.informer.GetStore()
+	if listRV, err := strconv.ParseUint(w.listRV, 10, 64); err == nil {
+		if storeRV, err := strconv.ParseUint(store.LastStoreSyncResourceVersion(), 10, 64); err == nil && storeRV != listRV {
+			return storeRV > listRV
+		}
+	}
+	for key := range w.kept {
+		if _, exists, err := store.GetByKey(key); err != nil || !exists {
+			return false
+		}
+	}
+	return true
 }
 
 // shardWatch filters one watch and ends it when the share changes.

@@ -43,6 +43,12 @@
 // must be one: the reconcile pins the UID (Pins) and the core's owner reads
 // refuse another incarnation of that name (ErrOwnerReplaced, retried).
 //
+// With a CacheFilter, the hashes a replica takes up arrive in its cache by
+// a relist of each narrowed informer, one after another: the reconcile of
+// an owner waits until all of them have taken in a list holding its hash
+// (CacheFilter.Covers), or the owner could be synced before its children
+// arrived and look childless.
+//
 // What fencing does not give: the new holder's cache may not show the
 // previous holder's last creations yet, and it has none of its
 // expectations, so right after a hand-over it can create a surplus child

@@ -25,6 +25,10 @@ var ErrOwnerReplaced = errors.New("shardcr: owner replaced during the reconcile"
 // again: at once, as a new request, outside the rate limiter.
 const replacedRetry = time.Millisecond
 
+// coverageRetry is how soon a reconcile put off until the cache shows its
+// owner's hash in full runs again: a relist takes a round trip or a few.
+const coverageRetry = 100 * time.Millisecond
+
 // Reconciler wraps a controller's reconcile.Reconciler so that it works
 // only on the owners this replica holds. Each request is fenced:
 //
@@ -34,6 +38,10 @@ const replacedRetry = time.Millisecond
 //     guarded context: it is cancelled the moment the replica gives the
 //     hash up, and the replica keeps claiming the hash until the inner
 //     reconcile returned, so the next holder starts after it.
+//   - While a cache filtered for the sharding (CacheFilter) has not listed
+//     the owner's hash yet, just after it arrived in the share, the
+//     reconcile is put off and comes back shortly: the cache may show the
+//     owner without its children.
 //   - An owner not held is skipped without error: its holder reconciles it.
 //     One whose hash moved away during the reconcile is released (its
 //     expectations forgotten) once the reconcile returned.
@@ -106,6 +114,11 @@ func (r *Reconciler) run(ctx context.Context, req reconcile.Request, owner clien
 			return reconcile.Result{}, nil
 		}
 		defer done()
+		if !r.sharding.cacheCovers(h) {
+			// h arrived in the share and a cache has not listed it yet:
+			// the owner may be there without its children.
+			return reconcile.Result{RequeueAfter: coverageRetry}, nil
+		}
 		inner = guarded
 	}
 	if r.pins != nil && r.sharding.key == shard.KeyUID {

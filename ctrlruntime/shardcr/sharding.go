@@ -3,6 +3,8 @@ package shardcr
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +35,9 @@ type Share interface {
 type Sharding struct {
 	share Share
 	key   shard.Key
+
+	mu       sync.Mutex
+	coverage []func(h uint64) bool // the caches' CacheFilter.Covers
 }
 
 // New returns the sharding of a controller over share by key. A nil share
@@ -45,6 +50,27 @@ func New(share Share, key shard.Key) *Sharding {
 		panic(fmt.Sprintf("shardcr: New: unknown key %q", string(key)))
 	}
 	return &Sharding{share: share, key: key}
+}
+
+// addCoverage registers the Covers of a cache filtered for this sharding.
+func (s *Sharding) addCoverage(covers func(h uint64) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.coverage = append(s.coverage, covers)
+}
+
+// cacheCovers reports whether every cache filtered for this sharding shows
+// hash h in full; true without such a cache.
+func (s *Sharding) cacheCovers(h uint64) bool {
+	s.mu.Lock()
+	coverage := slices.Clone(s.coverage)
+	s.mu.Unlock()
+	for _, covers := range coverage {
+		if !covers(h) {
+			return false
+		}
+	}
+	return true
 }
 
 // Share is the share the sharding consults.
