@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
@@ -413,10 +413,10 @@ func (w *shardedListWatch) covers(h uint64) bool {
 
 func (w *shardedListWatch) storeTookListLocked() bool {
 	store := w.informer.GetStore()
-	if listRV, err := strconv.ParseUint(w.listRV, 10, 64); err == nil {
-		if storeRV, err := strconv.ParseUint(store.LastStoreSyncResourceVersion(), 10, 64); err == nil && storeRV != listRV {
-			return storeRV > listRV
-		}
+	// Resource versions compare as the API server defines it; one that
+	// is not comparable falls back to the keys.
+	if c, err := resourceversion.CompareResourceVersion(store.LastStoreSyncResourceVersion(), w.listRV); err == nil && c != 0 {
+		return c > 0
 	}
 	for key := range w.kept {
 		if _, exists, err := store.GetByKey(key); err != nil || !exists {
