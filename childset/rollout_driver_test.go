@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ctrlkit/ctrlkit/childset"
@@ -39,6 +41,20 @@ type alwaysReady struct{ childset.Lister[*v1.ConfigMap] }
 
 func (alwaysReady) Ready(*v1.ConfigMap) bool { return true }
 
+// newRolloutController rolls ReplicaSets out to ConfigMaps over factory's
+// informers, its revisions kept through history.NewHistory over revisions,
+// whose HasSynced Run waits for.
+func newRolloutController(t *testing.T, factory informers.SharedInformerFactory, client kubernetes.Interface, revisions appsinformers.ControllerRevisionInformer) *childset.Controller[*appsv1.ReplicaSet, *v1.ConfigMap] {
+	t.Helper()
+	rsInformer := factory.Apps().V1().ReplicaSets().Informer()
+	cmInformer := factory.Core().V1().ConfigMaps().Informer()
+	ctrl, err := childset.New(rsInformer, cmInformer, driverRolloutSpec{rsSpec{rsInformer.GetIndexer()}},
+		alwaysReady{childset.IndexerLister[*v1.ConfigMap](cmInformer.GetIndexer())}, configMapControl(client, nil),
+		childset.WithRevisions(history.NewHistory(client, revisions.Lister()), revisions.Informer().HasSynced))
+	require.NoError(t, err)
+	return ctrl
+}
+
 // The controller rolls out and back over real informers, its revisions
 // kept through history.NewHistory: a revision cache that lags behind the
 // core's own writes neither duplicates revisions nor stalls the rollout.
@@ -47,13 +63,7 @@ func TestControllerRollsOutAndBack(t *testing.T) {
 	client := cluster.Client()
 	e := &env{t: t, cluster: cluster, client: client}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	rsInformer := factory.Apps().V1().ReplicaSets().Informer()
-	cmInformer := factory.Core().V1().ConfigMaps().Informer()
-	revisions := factory.Apps().V1().ControllerRevisions()
-	ctrl, err := childset.New(rsInformer, cmInformer, driverRolloutSpec{rsSpec{rsInformer.GetIndexer()}},
-		alwaysReady{childset.IndexerLister[*v1.ConfigMap](cmInformer.GetIndexer())}, configMapControl(client, nil),
-		childset.WithRevisions(history.NewHistory(client, revisions.Lister())))
-	require.NoError(t, err)
+	ctrl := newRolloutController(t, factory, client, factory.Apps().V1().ControllerRevisions())
 	ctx, cancel := context.WithCancel(context.Background())
 	factory.Start(ctx.Done())
 	done := make(chan error, 1)
@@ -67,7 +77,7 @@ func TestControllerRollsOutAndBack(t *testing.T) {
 	owner := newOwner("web", 4)
 	owner.UID = ""
 	owner.Spec.Template.Annotations = map[string]string{"version": "v1"}
-	_, err = client.AppsV1().ReplicaSets(ns).Create(ctx, owner, metav1.CreateOptions{})
+	_, err := client.AppsV1().ReplicaSets(ns).Create(ctx, owner, metav1.CreateOptions{})
 	require.NoError(t, err)
 	v1Hash := waitForVersion(t, e, "v1", 4)
 
@@ -119,20 +129,16 @@ func TestControllerWaitsForTheRevisionCache(t *testing.T) {
 	client := cluster.Client()
 	e := &env{t: t, cluster: cluster, client: client}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	rsInformer := factory.Apps().V1().ReplicaSets().Informer()
-	cmInformer := factory.Core().V1().ConfigMaps().Informer()
 	// The revisions come from a factory of their own, started later.
 	revisionFactory := informers.NewSharedInformerFactory(client, 0)
-	revisions := revisionFactory.Apps().V1().ControllerRevisions()
-	ctrl, err := childset.New(rsInformer, cmInformer, driverRolloutSpec{rsSpec{rsInformer.GetIndexer()}},
-		alwaysReady{childset.IndexerLister[*v1.ConfigMap](cmInformer.GetIndexer())}, configMapControl(client, nil),
-		childset.WithRevisions(history.NewHistory(client, revisions.Lister()), revisions.Informer().HasSynced))
-	require.NoError(t, err)
+	ctrl := newRolloutController(t, factory, client, revisionFactory.Apps().V1().ControllerRevisions())
+	rsInformer := factory.Apps().V1().ReplicaSets().Informer()
+	cmInformer := factory.Core().V1().ConfigMaps().Informer()
 	ctx, cancel := context.WithCancel(context.Background())
 	owner := newOwner("web", 2)
 	owner.UID = ""
 	owner.Spec.Template.Annotations = map[string]string{"version": "v1"}
-	_, err = client.AppsV1().ReplicaSets(ns).Create(ctx, owner, metav1.CreateOptions{})
+	_, err := client.AppsV1().ReplicaSets(ns).Create(ctx, owner, metav1.CreateOptions{})
 	require.NoError(t, err)
 	factory.Start(ctx.Done())
 	done := make(chan error, 1)
