@@ -95,25 +95,10 @@ func newChildSampler(t *testing.T, dyn dynamic.Interface, ns string, owners, chi
 		ownerKind:  ownerKind,
 		replicasOf: replicasOf,
 	}
-	for _, r := range []struct {
-		gvr   schema.GroupVersionResource
-		owner bool
-	}{{owners, true}, {children, false}} {
-		owner := r.owner
-		if _, err := s.factory.ForResource(r.gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { s.record(obj, owner, false) },
-			UpdateFunc: func(_, cur any) { s.record(cur, owner, false) },
-			DeleteFunc: func(obj any) { s.record(obj, owner, true) },
-		}); err != nil {
-			t.Fatalf("child sampler: %v", err)
-		}
-	}
-	s.factory.Start(s.stop)
-	for gvr, ok := range s.factory.WaitForCacheSync(s.stop) {
-		if !ok {
-			t.Fatalf("child sampler: %s did not sync", gvr)
-		}
-	}
+	startDynamic(t, "child sampler", s.factory, s.stop, map[schema.GroupVersionResource]func(any, bool){
+		owners:   func(obj any, deleted bool) { s.record(obj, true, deleted) },
+		children: func(obj any, deleted bool) { s.record(obj, false, deleted) },
+	})
 	t.Cleanup(s.finish)
 	return s
 }

@@ -97,21 +97,12 @@ func newOverCreationSampler(t *testing.T, client kubernetes.Interface, ns string
 		stop:    make(chan struct{}),
 		allowed: map[string]allowance{},
 	}
-	handler := func(deleted bool) func(any) {
-		return func(obj any) { s.record(obj, deleted) }
-	}
 	for _, inf := range []cache.SharedIndexInformer{
 		s.factory.Core().V1().Pods().Informer(),
 		s.factory.Apps().V1().ReplicaSets().Informer(),
 		s.factory.Core().V1().ReplicationControllers().Informer(),
 	} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    handler(false),
-			UpdateFunc: func(_, cur any) { s.record(cur, false) },
-			DeleteFunc: handler(true),
-		}); err != nil {
-			t.Fatalf("over-creation sampler: %v", err)
-		}
+		onEvents(t, "over-creation sampler", inf, s.record)
 	}
 	s.factory.Start(s.stop)
 	t.Cleanup(s.finish)

@@ -124,21 +124,11 @@ func newRolloutSampler(t *testing.T, dyn dynamic.Interface, ns, owner, kind stri
 		owner: owner, kind: kind, indexed: indexed, readyOf: readyOf,
 	}
 	revisions := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+	record := map[schema.GroupVersionResource]func(any, bool){}
 	for gvr, src := range map[schema.GroupVersionResource]eventSource{owners: fromOwner, children: fromChild, revisions: fromRevision} {
-		if _, err := s.factory.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { s.record(obj, src, false) },
-			UpdateFunc: func(_, cur any) { s.record(cur, src, false) },
-			DeleteFunc: func(obj any) { s.record(obj, src, true) },
-		}); err != nil {
-			t.Fatalf("rollout sampler: %v", err)
-		}
+		record[gvr] = func(obj any, deleted bool) { s.record(obj, src, deleted) }
 	}
-	s.factory.Start(s.stop)
-	for gvr, ok := range s.factory.WaitForCacheSync(s.stop) {
-		if !ok {
-			t.Fatalf("rollout sampler: %s did not sync", gvr)
-		}
-	}
+	startDynamic(t, "rollout sampler", s.factory, s.stop, record)
 	t.Cleanup(s.finish)
 	return s
 }
