@@ -34,6 +34,18 @@ func (m *Member) Held() Ranges {
 	return slices.Clone(m.active)
 }
 
+// Wants reports whether h is in the member's share of the ring as it last
+// computed it: it holds h, or is taking h up (its claim awaits the next
+// step), or held h until its Lease lapsed and takes it up again once
+// renewed. Work on h that Guard turned away while Wants is true should be
+// tried again shortly. When it is false, h is in another member's share,
+// and that member does the work once it takes h up.
+func (m *Member) Wants(h uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.active.Contains(h) || m.share.Contains(h)
+}
+
 // guard is one running piece of work over a hash.
 type guard struct {
 	hash   uint64

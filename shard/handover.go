@@ -72,6 +72,7 @@ type Member struct {
 	pending    Ranges
 	draining   []drain
 	members    []string
+	share      Ranges // the assignment's share for this member at the last step
 	guards     map[uint64]*guard
 	nextGuard  uint64
 	guardsIdle chan struct{} // closed and replaced when the last guard returns
@@ -178,6 +179,7 @@ func (m *Member) step(ctx context.Context) {
 
 	now := m.cfg.clock.Now()
 	m.mu.Lock()
+	before := m.active
 	if !now.Before(m.validUntil) && !m.active.Empty() {
 		logger.Info("Lease not renewed in time; stopping all ranges", "identity", m.identity)
 		m.releaseLocked(m.active, now)
@@ -185,8 +187,11 @@ func (m *Member) step(ctx context.Context) {
 	m.pruneDrainsLocked(now)
 	written := m.pending
 	claims := m.claimsLocked()
-	before := m.active
 	m.mu.Unlock()
+	// Every way out of the step announces a change of the held ranges, the
+	// early ones included: a release announced late would let the ranges
+	// reappear unchanged to a subscriber that never saw them go.
+	defer m.notify(before)
 
 	// Stamp at microsecond precision, as the API server stores it, so our
 	// validity never outlives what others read.
@@ -200,11 +205,20 @@ func (m *Member) step(ctx context.Context) {
 			m.pending = nil
 			m.joined = false
 			m.mu.Unlock()
-			m.notify(before)
 			return
 		}
 	} else {
 		m.mu.Lock()
+		if !m.cfg.clock.Now().Before(m.validUntil) {
+			// The renewal came back after the validity it was to extend had
+			// passed: for a while Holds was false, Guards were cancelled and
+			// work was turned away, yet the held ranges would look unchanged
+			// and nobody would be told. Treat it as the lapse it was: give
+			// the ranges up and take them up again through the protocol, so
+			// the change is announced both ways and the work turned away is
+			// done by the next holder, this member or another.
+			m.releaseLocked(m.active, now)
+		}
 		if until := stamp.Add(m.cfg.leaseDuration - m.cfg.safetyMargin); until.After(m.validUntil) {
 			m.validUntil = until
 		}
@@ -252,8 +266,8 @@ func (m *Member) step(ctx context.Context) {
 	}
 	m.releaseLocked(m.active.Subtract(target), now)
 	m.pending = target.Subtract(m.active)
+	m.share = target
 	m.mu.Unlock()
-	m.notify(before)
 }
 
 // join reads the member's own Lease before the first write: if an earlier

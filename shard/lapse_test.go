@@ -1,0 +1,143 @@
+package shard
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+)
+
+// slowLeases runs hook inside every Lease update, before the write: a
+// renewal stuck behind a client-side rate limiter or a slow API server,
+// during which the test moves the clock.
+type slowLeases struct {
+	coordinationv1client.LeasesGetter
+	hook func()
+}
+
+func (s slowLeases) Leases(namespace string) coordinationv1client.LeaseInterface {
+	return slowLeaseInterface{LeaseInterface: s.LeasesGetter.Leases(namespace), hook: s.hook}
+}
+
+type slowLeaseInterface struct {
+	coordinationv1client.LeaseInterface
+	hook func()
+}
+
+func (s slowLeaseInterface) Update(ctx context.Context, l *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	s.hook()
+	return s.LeaseInterface.Update(ctx, l, o)
+}
+
+// recordChanges is an OnChange that keeps every announced share.
+type recordChanges struct {
+	mu   sync.Mutex
+	seen []Ranges
+}
+
+func (r *recordChanges) record(held Ranges) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, held)
+}
+
+func (r *recordChanges) announced() []Ranges {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Ranges(nil), r.seen...)
+}
+
+// A renewal that comes back after the member's validity has passed, but
+// early enough to extend it, must not hide the lapse: while it was out, Holds
+// was false and work was turned away. The member gives its ranges up,
+// announces it, and announces them again once it has taken them back, so a
+// subscriber redoes the work; Wants stays true throughout, so a caller
+// turned away knows to try again.
+func TestLapseDuringRenewalIsAnnounced(t *testing.T) {
+	c := newCluster(t)
+	changes := &recordChanges{}
+	var stall bool
+	hook := func() {
+		if stall {
+			stall = false
+			// Past the validity of the last renewal, and short of that of
+			// this one (stamped at the step's start).
+			c.clk.Step(DefaultLeaseDuration - DefaultSafetyMargin - DefaultRenewInterval + time.Second)
+		}
+	}
+	m, err := NewMember(slowLeases{LeasesGetter: c.client.CoordinationV1(), hook: hook}, testNamespace, testRing, "a",
+		c.options(WithOnChange(changes.record))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.members["a"], c.order = m, append(c.order, "a")
+	c.settle("a")
+	whole := m.Held()
+	if whole.Fraction() != 1 {
+		t.Fatalf("a alone holds %v of the space", whole.Fraction())
+	}
+	before := len(changes.announced())
+
+	c.advance(DefaultRenewInterval)
+	stall = true
+	m.step(context.Background())
+	if stall {
+		t.Fatal("the renewal did not stall")
+	}
+	if !m.Held().Empty() {
+		t.Fatalf("after a renewal that came back too late, a still holds %v", m.Held().Fraction())
+	}
+	if !m.Wants(whole[0].First) {
+		t.Fatal("a does not want back the ranges it held before the lapse")
+	}
+	c.settle("a")
+	seen := changes.announced()[before:]
+	if len(seen) < 2 || !seen[0].Empty() || !seen[len(seen)-1].Equal(whole) {
+		t.Fatalf("announced %d changes after the lapse (%v), want the loss and then the whole space", len(seen), seen)
+	}
+}
+
+// A lapse found at the start of a step is announced even when the step then
+// fails to list the ring.
+func TestLapseAnnouncedWhenTheListFails(t *testing.T) {
+	c := newCluster(t)
+	changes := &recordChanges{}
+	m := c.add("a", WithOnChange(changes.record))
+	c.settle("a")
+	before := len(changes.announced())
+
+	// Pause a past its validity; then it renews, but its list fails.
+	c.advance(DefaultLeaseDuration)
+	m.store.leases = failingList{LeaseInterface: m.store.leases}
+	m.step(context.Background())
+	seen := changes.announced()[before:]
+	if len(seen) != 1 || !seen[0].Empty() {
+		t.Fatalf("announced %v after a lapse and a failed list, want the loss", seen)
+	}
+}
+
+// Wants is false for a hash of another member's share, so work turned away
+// there is left to that member.
+func TestWantsFollowsTheShare(t *testing.T) {
+	c := newCluster(t)
+	a, b := c.add("a"), c.add("b")
+	c.settle("a", "b")
+	share := Assign([]string{"a", "b"})
+	for _, r := range share["a"] {
+		if !a.Wants(r.First) || b.Wants(r.First) {
+			t.Fatalf("hash %x of a's share: a wants %v, b wants %v", r.First, a.Wants(r.First), b.Wants(r.First))
+		}
+	}
+}
+
+type failingList struct {
+	coordinationv1client.LeaseInterface
+}
+
+func (f failingList) List(context.Context, metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	return nil, errPartitioned
+}
