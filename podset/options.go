@@ -237,15 +237,19 @@ func WithNames(queue, component string) Option {
 // SyncGuard fences one sync of the owner with the "namespace/name" key: it
 // returns the context the sync's reads and writes run under and a function
 // to call when the sync is over, and ok false when this replica must not
-// touch the owner now (done is then never called). shard.Member.Guard over
-// the owner's hash is one.
-type SyncGuard func(ctx context.Context, key string) (guarded context.Context, done func(), ok bool)
+// touch the owner now (done is then never called). A refusal with
+// retryAfter > 0 says the owner is this replica's to sync once it may
+// again (its share is being taken up, or its Lease renewed): the owner is
+// looked at again after that delay, so no event is lost to the refusal.
+// With retryAfter 0 another replica syncs it. shard.Member's Guard and
+// Wants over the owner's hash make one.
+type SyncGuard func(ctx context.Context, key string) (guarded context.Context, done func(), retryAfter time.Duration, ok bool)
 
 // WithSyncGuard runs every sync under g, for a controller sharded over
 // replicas: a sync of an owner outside this replica's share is skipped
-// (no write, no requeue: its own replica syncs it), and a sync whose
-// guarded context ends (the share moved on) stops writing at once and
-// fails, to be looked at again and skipped. nil means no guard.
+// (no write; requeued only when g asks for it), and a sync whose guarded
+// context ends (the share moved on) stops writing at once and fails, to be
+// looked at again. nil means no guard.
 func WithSyncGuard(g SyncGuard) Option {
 	return func(c *config) { c.syncGuard = g }
 }

@@ -57,10 +57,10 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		}
 	}()
 	if g := c.cfg.syncGuard; g != nil {
-		guarded, done, ok := g(ctx, key)
+		guarded, done, retry, ok := g(ctx, key)
 		if !ok {
-			logger.V(4).Info("Owner outside this replica's share; skipped", "kind", c.gvk.Kind, "key", key)
-			return childset.Result{}, nil
+			logger.V(4).Info("Owner not held by this replica now; skipped", "kind", c.gvk.Kind, "key", key, "retryAfter", retry)
+			return childset.Result{RequeueAfter: max(retry, 0)}, nil
 		}
 		defer done()
 		ctx = guarded

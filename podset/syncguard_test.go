@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -41,18 +42,22 @@ func TestSyncGuardFencesEverySync(t *testing.T) {
 	key := rs.Namespace + "/" + rs.Name
 	var holds atomic.Bool
 	var entered, released atomic.Int32
-	var cancelGuarded atomic.Bool
-	guard := func(ctx context.Context, k string) (context.Context, func(), bool) {
+	var cancelGuarded, wanted atomic.Bool
+	guard := func(ctx context.Context, k string) (context.Context, func(), time.Duration, bool) {
 		require.Equal(t, key, k)
 		if !holds.Load() {
-			return ctx, nil, false // done is never called when ok is false
+			// done is never called when ok is false.
+			if wanted.Load() {
+				return ctx, nil, time.Minute, false
+			}
+			return ctx, nil, 0, false
 		}
 		entered.Add(1)
 		g, cancel := context.WithCancel(context.WithValue(ctx, guardMark{}, true))
 		if cancelGuarded.Load() {
 			cancel() // the share moved on before the writes
 		}
-		return g, func() { cancel(); released.Add(1) }, true
+		return g, func() { cancel(); released.Add(1) }, 0, true
 	}
 	pc := &markCheckingPodControl{FakePodControl: &podcontrol.FakePodControl{}}
 	e := newEnv(t, []runtime.Object{rs, rs2}, WithSyncGuard(guard), WithPodControl(pc), WithEventRecorder(record.NewFakeRecorder(100)))
@@ -63,6 +68,16 @@ func TestSyncGuardFencesEverySync(t *testing.T) {
 	creates, _, _ := pc.Counts()
 	require.Zero(t, creates)
 	require.Zero(t, e.c.Queue().Len())
+
+	// This replica's, but not held now (its Lease lapsed, or its claim is
+	// not through yet): skipped, and looked at again after the guard's delay,
+	// not dropped.
+	wanted.Store(true)
+	res, err := e.c.Reconcile(e.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, res.RequeueAfter)
+	creates, _, _ = pc.Counts()
+	require.Zero(t, creates)
 
 	// Inside: written under the guarded context, and done called.
 	holds.Store(true)

@@ -209,15 +209,16 @@ func (m *Member) step(ctx context.Context) {
 		}
 	} else {
 		m.mu.Lock()
-		if !m.cfg.clock.Now().Before(m.validUntil) {
+		if returned := m.cfg.clock.Now(); !returned.Before(m.validUntil) {
 			// The renewal came back after the validity it was to extend had
 			// passed: for a while Holds was false, Guards were cancelled and
 			// work was turned away, yet the held ranges would look unchanged
 			// and nobody would be told. Treat it as the lapse it was: give
 			// the ranges up and take them up again through the protocol, so
 			// the change is announced both ways and the work turned away is
-			// done by the next holder, this member or another.
-			m.releaseLocked(m.active, now)
+			// done by the next holder, this member or another. The drain
+			// of what was given up starts now, not at the step's start.
+			m.releaseLocked(m.active, returned)
 		}
 		if until := stamp.Add(m.cfg.leaseDuration - m.cfg.safetyMargin); until.After(m.validUntil) {
 			m.validUntil = until

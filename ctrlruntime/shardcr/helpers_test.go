@@ -18,6 +18,7 @@ import (
 type fixedShare struct {
 	mu     sync.Mutex
 	held   shard.Ranges
+	wanted shard.Ranges // besides held: wanted but not held now
 	subs   map[int]chan struct{}
 	next   int
 	guards int // guards taken and not done
@@ -44,6 +45,12 @@ func (f *fixedShare) Holds(h uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.held.Contains(h)
+}
+
+func (f *fixedShare) Wants(h uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held.Contains(h) || f.wanted.Contains(h)
 }
 
 func (f *fixedShare) Held() shard.Ranges {

@@ -25,6 +25,11 @@ var ErrOwnerReplaced = errors.New("shardcr: owner replaced during the reconcile"
 // again: at once, as a new request, outside the rate limiter.
 const replacedRetry = time.Millisecond
 
+// wantedRetry is how soon a reconcile turned away by the fence runs again
+// when the owner's hash is still in the replica's share: its Lease is
+// being renewed or its claim goes through at the member's next step.
+const wantedRetry = time.Second
+
 // coverageRetry is how soon a reconcile put off until the cache shows its
 // owner's hash in full runs again: a relist takes a round trip or a few.
 const coverageRetry = 100 * time.Millisecond
@@ -43,6 +48,9 @@ const coverageRetry = 100 * time.Millisecond
 //     reconcile is put off and comes back shortly: the cache may show the
 //     owner without its children.
 //   - An owner not held is skipped without error: its holder reconciles it.
+//     One the replica may not work on now but still wants (shard's Wants:
+//     its Lease is being renewed, or the hash is being taken up) comes back
+//     a second later, so a refusal never loses the owner.
 //     One whose hash moved away during the reconcile is released (its
 //     expectations forgotten) once the reconcile returned.
 //   - An owner missing from the cache (KeyUID) has no hash: the inner
@@ -111,6 +119,9 @@ func (r *Reconciler) run(ctx context.Context, req reconcile.Request, owner clien
 	if fenced {
 		guarded, done, ok := r.sharding.share.Guard(ctx, h)
 		if !ok {
+			if r.sharding.share.Wants(h) {
+				return reconcile.Result{RequeueAfter: wantedRetry}, nil
+			}
 			return reconcile.Result{}, nil
 		}
 		defer done()

@@ -72,6 +72,16 @@ func TestReconcilerRunsHeldOwnersOnly(t *testing.T) {
 	assert.Zero(t, res)
 	assert.Empty(t, inner.calls, "an owner held elsewhere is skipped")
 
+	// Wanted but not held now (a Lease being renewed, a claim going
+	// through): skipped, and tried again rather than dropped.
+	share.mu.Lock()
+	share.wanted = only(uidHash(theirs.UID))
+	share.mu.Unlock()
+	res, err = r.Reconcile(context.Background(), request("theirs"))
+	require.NoError(t, err)
+	assert.Positive(t, res.RequeueAfter, "a wanted owner turned away is tried again")
+	assert.Empty(t, inner.calls)
+
 	_, err = r.Reconcile(context.Background(), request("mine"))
 	require.NoError(t, err)
 	assert.Equal(t, []types.NamespacedName{{Namespace: "ns", Name: "mine"}}, inner.calls)

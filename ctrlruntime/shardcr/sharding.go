@@ -23,6 +23,10 @@ type Share interface {
 	Held() shard.Ranges
 	// Guard fences one piece of work on h (shard.Member.Guard).
 	Guard(ctx context.Context, h uint64) (context.Context, context.CancelFunc, bool)
+	// Wants reports whether h is in the replica's share even while it may
+	// not work on h (shard.Member.Wants): work Guard turned away is then
+	// tried again.
+	Wants(h uint64) bool
 	// Subscribe signals changes of Held (Member.Subscribe).
 	Subscribe() (<-chan struct{}, func())
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,10 +17,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 	"github.com/ctrlkit/ctrlkit/shard"
@@ -215,9 +218,8 @@ func runRing(t testing.TB, e *kubetest.Env, id *identity, ring string, serverSid
 		pods.limit(name, 12)
 	}
 	parallel(t, names, func(name string) error { return s.scaleReplicaSetErr(name, 12) })
-	for _, name := range names {
-		s.waitFor(name+" at 12 pods", s.replicaSetSettled(name, 12, pods))
-	}
+	all := []*ringReplica{r0, r1, r2}
+	waitRingSettled(t, s, ring, names, 12, pods, all)
 	t.Logf("every owner converged %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 
 	// The dead replica's owners resume within the lease duration and 5 s.
@@ -256,7 +258,6 @@ func runRing(t testing.TB, e *kubetest.Env, id *identity, ring string, serverSid
 	require.LessOrEqual(t, worst, ringLease+5*time.Second, "work on the last of the dead replica's owners resumed too late")
 
 	// No two replicas' writes on one owner overlap.
-	all := []*ringReplica{r0, r1, r2}
 	switches, minGap := requireNoOverlap(t, all, podOwner)
 	t.Logf("owner hand-overs between replicas seen in the writes: %d, shortest gap between two replicas' writes on one owner %s", switches, minGap)
 
@@ -399,4 +400,82 @@ func (s *scenario) scaleReplicaSetErr(name string, replicas int32) error {
 		return fmt.Errorf("scale %s: %w", name, err)
 	}
 	return nil
+}
+
+// ringSettleTimeout bounds how long the ring may take to bring every owner
+// to its new spec. A healthy ring takes seconds; an owner lost by a
+// hand-over would otherwise only show as the package's timeout, with no
+// word of which owner or why.
+const ringSettleTimeout = 3 * time.Minute
+
+// waitRingSettled waits until every owner has observed its spec with want
+// pods, and fails after ringSettleTimeout with a diagnosis of the owners
+// still behind: their status, the member whose Lease claims them, and the
+// last write any replica made on them.
+func waitRingSettled(t testing.TB, s *scenario, ring string, names []string, want int32, pods *podWatch, replicas []*ringReplica) {
+	t.Helper()
+	deadline := time.Now().Add(ringSettleTimeout)
+	for {
+		list, err := s.client.AppsV1().ReplicaSets(s.ns).List(s.ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		var behind []*appsv1.ReplicaSet
+		for i := range list.Items {
+			rs := &list.Items[i]
+			if !slices.Contains(names, rs.Name) {
+				continue
+			}
+			if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != want || pods.active(rs.Name) != int(want) {
+				behind = append(behind, rs)
+			}
+		}
+		if len(behind) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d owners not at %d pods %s after the scale:\n%s", len(behind), len(names), want, ringSettleTimeout,
+				diagnoseRing(t, s, ring, behind, pods, replicas))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// diagnoseRing describes, for at most 20 owners, where each stands and who
+// should be working on it.
+func diagnoseRing(t testing.TB, s *scenario, ring string, behind []*appsv1.ReplicaSet, pods *podWatch, replicas []*ringReplica) string {
+	leases, err := s.client.CoordinationV1().Leases(controllerNamespace).List(s.ctx, metav1.ListOptions{LabelSelector: shard.RingLabel + "=" + ring})
+	require.NoError(t, err)
+	podOwner := pods.owners()
+	var b strings.Builder
+	for _, l := range leases.Items {
+		claims, _ := shard.ParseRanges(l.Annotations[shard.ClaimsAnnotation])
+		fmt.Fprintf(&b, "  Lease %s: renewed %v, claims %.3f of the space\n", l.Name, l.Spec.RenewTime, claims.Fraction())
+	}
+	for i, rs := range behind {
+		if i == 20 {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(behind)-i)
+			break
+		}
+		h, err := shard.HashObject(rs, shard.KeyUID)
+		require.NoError(t, err)
+		var claimedBy []string
+		for _, l := range leases.Items {
+			if claims, err := shard.ParseRanges(l.Annotations[shard.ClaimsAnnotation]); err == nil && claims.Contains(h) {
+				claimedBy = append(claimedBy, l.Name)
+			}
+		}
+		last := "none"
+		var lastAt time.Time
+		for _, r := range replicas {
+			for _, w := range r.proxy.writesOf(controllerWrite) {
+				if writeOwner(w, podOwner) == rs.Name && w.at.After(lastAt) {
+					lastAt = w.at
+					last = fmt.Sprintf("%s %s %s (HTTP %d) at %s", r.name, w.method, w.path, w.status, w.at.Format(time.TimeOnly+".000"))
+				}
+			}
+		}
+		fmt.Fprintf(&b, "  %s: spec %d, status %d pods, generation %d observed %d, %d active pods; claimed by %v; last write: %s\n",
+			rs.Name, ptr.Deref(rs.Spec.Replicas, 1), rs.Status.Replicas, rs.Generation, rs.Status.ObservedGeneration,
+			pods.active(rs.Name), claimedBy, last)
+	}
+	return b.String()
 }

@@ -9,12 +9,20 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// clients are the binary's two views of one API server.
+// clients are the binary's three views of one API server.
 //
 // requests carries every call that must come back: writes, the uncached
-// reads, events and leader election. Each of its requests is bounded by
-// --kube-api-timeout (rest.Config.Timeout), so a server that accepts a
-// write and never answers holds a worker for that long at most.
+// reads and events. Each of its requests is bounded by --kube-api-timeout
+// (rest.Config.Timeout), so a server that accepts a write and never answers
+// holds a worker for that long at most.
+//
+// leases carries the Lease calls of leader election and of ring
+// membership, with the same timeout but a client-side rate limiter of its
+// own: sharing the controller's would queue a renewal behind a burst of
+// pod writes (a takeover, a scale-up of every owner) until the Lease
+// lapsed, which stops the very writes that were queued. kube-controller-
+// manager keeps its leader election on a client of its own for the same
+// reason.
 //
 // watches feeds the informers. client-go applies rest.Config.Timeout to the
 // whole of a request, a watch's open-ended stream included, so the same
@@ -24,6 +32,7 @@ import (
 // that hangs leaves the caches unsynced, which /readyz reports.
 type clients struct {
 	requests kubernetes.Interface
+	leases   kubernetes.Interface
 	watches  kubernetes.Interface
 }
 
@@ -35,19 +44,24 @@ func newClients(cfg *rest.Config, requestTimeout time.Duration) (clients, error)
 	if err != nil {
 		return clients{}, fmt.Errorf("API client: %w", err)
 	}
+	// A config of its own gets a rate limiter of its own.
+	leases, err := kubernetes.NewForConfig(rest.CopyConfig(requestCfg))
+	if err != nil {
+		return clients{}, fmt.Errorf("API client for Leases: %w", err)
+	}
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
 	watches, err := kubernetes.NewForConfig(watchCfg)
 	if err != nil {
 		return clients{}, fmt.Errorf("API client for the informers: %w", err)
 	}
-	return clients{requests: requests, watches: watches}, nil
+	return clients{requests: requests, leases: leases, watches: watches}, nil
 }
 
-// sameClient is both views as one client, for the simulated cluster, whose
-// calls cannot hang.
+// sameClient is every view as one client, for the simulated cluster, whose
+// calls cannot hang and are not rate limited.
 func sameClient(c kubernetes.Interface) clients {
-	return clients{requests: c, watches: c}
+	return clients{requests: c, leases: c, watches: c}
 }
 
 // restConfig returns the config of the cluster to manage, or nil for the

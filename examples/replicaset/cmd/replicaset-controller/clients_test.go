@@ -74,3 +74,27 @@ func TestRequestTimeoutBoundsWritesNotWatches(t *testing.T) {
 	assert.True(t, gotEvent(cs.watches.CoreV1().Pods("ns")), "the informers' watch was cut before its first event")
 	assert.False(t, gotEvent(cs.requests.CoreV1().Pods("ns")), "the request timeout no longer cuts a watch: the informers could share the client")
 }
+
+// TestLeaseCallsHaveTheirOwnRateLimiter: with the controller's client rate
+// limiter drained by a burst of writes, a Lease call still goes out at
+// once. Sharing one limiter queued renewals behind the writes until the
+// Lease lapsed.
+func TestLeaseCallsHaveTheirOwnRateLimiter(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+	}))
+	defer srv.Close()
+	// One request a second, no burst beyond it.
+	cs, err := newClients(&rest.Config{Host: srv.URL, QPS: 1, Burst: 1}, 10*time.Second)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for range 3 { // the controller's burst: the third waits about 2 s
+		go func() { _ = cs.requests.CoreV1().Pods("ns").Delete(ctx, "p", metav1.DeleteOptions{}) }()
+	}
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	_, err = cs.leases.CoordinationV1().Leases("ns").Get(ctx, "l", metav1.GetOptions{})
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 500*time.Millisecond, "a Lease call waited behind the controller's writes")
+}

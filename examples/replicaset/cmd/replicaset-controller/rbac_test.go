@@ -459,7 +459,7 @@ func TestShardRBACMatchesWhatARingMemberUses(t *testing.T) {
 		used := exerciseControllerWith(t, kind, func(o *options) {
 			o.lease = leaseConfig{}
 			o.shard = shardConfig{ring: "rbac", by: by, namespace: "ctrlkit-system", identity: "replica-0",
-				leaseDuration: 3 * time.Second, renewInterval: 200 * time.Millisecond, safetyMargin: time.Second}
+				leaseDuration: 3 * time.Second, renewInterval: 200 * time.Millisecond, safetyMargin: time.Second, sweepInterval: time.Second}
 			require.NoError(t, o.shard.validate())
 			opts = *o
 		})

@@ -119,7 +119,7 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 		work(ctx)
 		return nil
 	}
-	return runWithLease(ctx, drain, client, o.lease, watchdog, work)
+	return runWithLease(ctx, drain, cs.leases, o.lease, watchdog, work)
 }
 
 func newController(ctx context.Context, kind string, client kubernetes.Interface, f informers.SharedInformerFactory, opts []replicaset.Option) (*replicaset.Controller, error) {

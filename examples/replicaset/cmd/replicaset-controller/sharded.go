@@ -20,6 +20,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/podset"
@@ -37,7 +38,13 @@ const (
 type shardConfig struct {
 	ring, by, namespace, identity              string
 	leaseDuration, renewInterval, safetyMargin time.Duration
+	sweepInterval                              time.Duration
 }
+
+// defaultSweepInterval is --shard-sweep-interval's default: a missed event
+// costs an owner at most this long, and a pass over a share's owners in
+// memory every half minute costs nothing worth measuring.
+const defaultSweepInterval = 30 * time.Second
 
 func (s shardConfig) enabled() bool { return s.ring != "" }
 
@@ -68,6 +75,9 @@ func (s shardConfig) validate() error {
 	}
 	if s.leaseDuration < time.Second || s.leaseDuration%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("--shard-lease-duration must be a positive whole number of seconds, not %v", s.leaseDuration))
+	}
+	if s.sweepInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--shard-sweep-interval must be positive, not %v", s.sweepInterval))
 	}
 	if s.renewInterval <= 0 || s.safetyMargin < 0 || s.leaseDuration-s.safetyMargin-s.renewInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--shard-renew-interval (%v) plus --shard-safety-margin (%v) must be shorter than --shard-lease-duration (%v): a healthy replica would lose its share between renewals",
@@ -132,7 +142,7 @@ type epoch struct {
 func newRingRunner(o options, cs clients, opts []replicaset.Option, metrics *controllerMetrics) (*ringRunner, error) {
 	r := &ringRunner{o: o, client: cs.requests, watches: cs.watches, opts: opts, queue: metrics.queue, changed: make(chan struct{}, 1)}
 	s := o.shard
-	m, err := shard.NewMember(cs.requests.CoordinationV1(), s.namespace, s.ring, s.identity,
+	m, err := shard.NewMember(cs.leases.CoordinationV1(), s.namespace, s.ring, s.identity,
 		shard.WithLeaseDuration(s.leaseDuration),
 		shard.WithRenewInterval(s.renewInterval),
 		shard.WithSafetyMargin(s.safetyMargin),
@@ -241,6 +251,7 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held s
 	for _, inf := range []cache.SharedIndexInformer{e.pods, e.owners} {
 		informers.Go(func() { inf.RunWithContext(epochCtx) })
 	}
+	informers.Go(func() { r.sweep(epochCtx, e) })
 	r.epoch.Store(e)
 	defer r.epoch.Store(nil)
 	runDone := make(chan struct{})
@@ -306,34 +317,91 @@ func (r *ringRunner) newEpoch(ctx context.Context, held shard.Ranges) (*epoch, e
 
 // guard fences each sync with the member's Guard over the owner's hash. An
 // owner the epoch's cache does not hold is skipped: it is outside the share,
-// or gone, and a sync could only forget it. The hash is read from the cache
-// here and the sync reads the owner again; an owner deleted and re-created
-// under the same name in between, with a UID in a range this replica gave
-// up at that very moment, would be synced under the old UID's guard. The
-// epoch's cache only ever holds owners of its share, which keeps that to a
-// hand-over racing a re-creation.
+// or gone, and a sync could only forget it. An owner the member may not
+// work on now but still wants (its Lease is being renewed, or the range is
+// being taken up again) is looked at again a renew interval later, by when
+// the member holds it or has given it up: a refusal never loses the owner.
+// One another member wants is skipped; that member syncs it when it takes
+// the range up, since a new epoch syncs every owner of its share.
+//
+// The hash is read from the cache here and the sync reads the owner again;
+// an owner deleted and re-created under the same name in between, with a
+// UID in a range this replica gave up at that very moment, would be synced
+// under the old UID's guard. The epoch's cache only ever holds owners of
+// its share, which keeps that to a hand-over racing a re-creation.
 func (r *ringRunner) guard(e *epoch) podset.SyncGuard {
 	key := r.o.shard.key()
-	return func(ctx context.Context, ownerKey string) (context.Context, func(), bool) {
+	return func(ctx context.Context, ownerKey string) (context.Context, func(), time.Duration, bool) {
 		obj, ok, err := e.owners.GetIndexer().GetByKey(ownerKey)
 		if err != nil || !ok {
-			return ctx, nil, false
+			return ctx, nil, 0, false
 		}
 		m, err := meta.Accessor(obj)
 		if err != nil {
-			return ctx, nil, false
+			return ctx, nil, 0, false
 		}
 		h, err := shard.HashObject(m, key)
 		if err != nil {
-			return ctx, nil, false
+			return ctx, nil, 0, false
 		}
 		guarded, done, ok := r.member.Guard(ctx, h)
-		if !ok {
-			r.metrics.fenced.Inc()
-			return guarded, nil, false
+		if ok {
+			return guarded, done, 0, true
 		}
-		return guarded, done, true
+		r.metrics.fenced.Inc()
+		if r.member.Wants(h) {
+			return guarded, nil, r.o.shard.renewInterval, false
+		}
+		return guarded, nil, 0, false
 	}
+}
+
+// sweep queues, every sweep interval until ctx is done, the owners of the
+// epoch's share whose status lags their spec. Events, a new epoch's initial
+// list and the guard's retries wake every owner that needs work; the sweep
+// bounds what a wake-up lost all the same can cost, to one interval, for a
+// pass over the epoch's cache in memory.
+func (r *ringRunner) sweep(ctx context.Context, e *epoch) {
+	ticker := time.NewTicker(r.o.shard.sweepInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		for _, key := range lagging(e.owners.GetStore().List()) {
+			e.ctrl.Queue().Add(key)
+		}
+	}
+}
+
+// lagging returns the keys of the owners whose status has not caught up
+// with their spec: a generation not yet observed, or a replica count other
+// than the one asked for. An owner without spec.replicas asks for one, as
+// the API server defaults it.
+func lagging(owners []any) []string {
+	var keys []string
+	for _, obj := range owners {
+		var want, have int32
+		var generation, observed int64
+		switch o := obj.(type) {
+		case *appsv1.ReplicaSet:
+			want, have = ptr.Deref(o.Spec.Replicas, 1), o.Status.Replicas
+			generation, observed = o.Generation, o.Status.ObservedGeneration
+		case *v1.ReplicationController:
+			want, have = ptr.Deref(o.Spec.Replicas, 1), o.Status.Replicas
+			generation, observed = o.Generation, o.Status.ObservedGeneration
+		default:
+			continue
+		}
+		if observed < generation || have != want {
+			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				keys = append(keys, key)
+			}
+		}
+	}
+	return keys
 }
 
 // resetQueueGauges zeroes the work queue's gauges once an epoch's

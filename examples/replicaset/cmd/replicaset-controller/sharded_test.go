@@ -60,7 +60,8 @@ func TestRingMembersShareTheOwners(t *testing.T) {
 		require.NoError(t, err)
 		o := options{kind: kindReplicaSet, workers: 2, burst: 500, drainTimeout: time.Second, metrics: m,
 			shard: shardConfig{ring: "test", by: shardByUID, namespace: "kube-system", identity: id,
-				leaseDuration: 3 * time.Second, renewInterval: 100 * time.Millisecond, safetyMargin: time.Second}}
+				leaseDuration: 3 * time.Second, renewInterval: 100 * time.Millisecond, safetyMargin: time.Second,
+				sweepInterval: time.Second}}
 		require.NoError(t, o.shard.validate())
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
@@ -154,4 +155,32 @@ func TestRingMembersShareTheOwners(t *testing.T) {
 	leases, err := cs.CoordinationV1().Leases("kube-system").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Empty(t, leases.Items, "members delete their Leases when they stop")
+}
+
+// The sweep picks exactly the owners whose status lags their spec, of
+// either kind, and nothing it cannot read.
+func TestLaggingOwners(t *testing.T) {
+	rs := func(name string, replicas *int32, have int32, generation, observed int64) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: generation},
+			Spec:       appsv1.ReplicaSetSpec{Replicas: replicas},
+			Status:     appsv1.ReplicaSetStatus{Replicas: have, ObservedGeneration: observed},
+		}
+	}
+	rc := &v1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rc", Generation: 3},
+		Spec:       v1.ReplicationControllerSpec{Replicas: new(int32(2))},
+		Status:     v1.ReplicationControllerStatus{Replicas: 2, ObservedGeneration: 2},
+	}
+	got := lagging([]any{
+		rs("settled", new(int32(12)), 12, 2, 2),
+		rs("unobserved", new(int32(12)), 12, 2, 1),
+		rs("short", new(int32(12)), 10, 2, 2),
+		rs("over", new(int32(12)), 13, 2, 2),
+		rs("nil-replicas", nil, 1, 1, 1),
+		rs("nil-replicas-empty", nil, 0, 1, 1),
+		rc,
+		"not an owner",
+	})
+	require.Equal(t, []string{"ns/unobserved", "ns/short", "ns/over", "ns/nil-replicas-empty", "ns/rc"}, got)
 }
