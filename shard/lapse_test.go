@@ -2,13 +2,17 @@ package shard
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // slowLeases runs hook inside every Lease update, before the write: a
@@ -140,4 +144,51 @@ type failingList struct {
 
 func (f failingList) List(context.Context, metav1.ListOptions) (*coordinationv1.LeaseList, error) {
 	return nil, errPartitioned
+}
+
+// A renewal the API server stored but answered with an error (a timeout, a
+// broken connection) is not another writer: the next renewal's conflict is
+// checked against it, and the member keeps its ranges. Taking the conflict
+// for a lost Lease dropped every range and rejoined, which under a slow API
+// server made the ring hand its shares around for nothing.
+func TestRenewalStoredButUnansweredKeepsTheLease(t *testing.T) {
+	c := newCluster(t)
+	a := c.add("a")
+	c.settle("a")
+	held := a.Held()
+
+	// The fake tracker keeps no resource versions: this reactor does, so
+	// an update from a stale copy conflicts as on a real API server.
+	stored, version := 0, 100
+	c.client.PrependReactor("update", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		l := action.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).DeepCopy()
+		cur, err := c.client.Tracker().Get(action.GetResource(), action.GetNamespace(), l.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		if stored > 0 && l.ResourceVersion != cur.(*coordinationv1.Lease).ResourceVersion {
+			return true, nil, apierrors.NewConflict(action.GetResource().GroupResource(), l.Name, nil)
+		}
+		version++
+		l.ResourceVersion = fmt.Sprint(version)
+		if err := c.client.Tracker().Update(action.GetResource(), l, action.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		stored++
+		if stored == 1 {
+			// Stored, then answered as a server that timed out.
+			return true, nil, apierrors.NewTimeoutError("the write may have been stored", 1)
+		}
+		return true, l, nil
+	})
+	c.advance(DefaultRenewInterval)
+	c.step("a") // stored, answered with a timeout
+	c.advance(DefaultRenewInterval)
+	c.step("a") // conflicts with the stored write
+	if !a.Held().Equal(held) {
+		t.Fatalf("after a renewal stored but unanswered, a holds %.3f of the space, want %.3f", a.Held().Fraction(), held.Fraction())
+	}
+	if got := c.lease("a").Spec.RenewTime.Time; !got.Equal(c.clk.Now()) {
+		t.Fatalf("the Lease was renewed at %v, want %v", got, c.clk.Now())
+	}
 }

@@ -73,6 +73,7 @@ type leaseStore struct {
 	durationSeconds      int32
 	writeTimeout         time.Duration
 	current              *coordinationv1.Lease // own Lease as last written or read
+	unanswered           *coordinationv1.Lease // the last write that failed: stored or not, nobody knows
 	selector             string
 }
 
@@ -106,10 +107,22 @@ func (s *leaseStore) get(ctx context.Context) (*coordinationv1.Lease, error) {
 
 // renew writes the member's Lease with renewTime stamp and the given claims,
 // creating it if there is none yet. A conflict or a missing Lease after the
-// first write means another writer: errLeaseLost.
+// first write means another writer, errLeaseLost, unless the Lease holds
+// exactly the last write of ours that failed: that write was stored after
+// all (its answer timed out, or the connection broke), and renew goes on
+// from it.
 func (s *leaseStore) renew(ctx context.Context, claims Ranges, stamp metav1.MicroTime) error {
 	ctx, cancel := context.WithTimeout(ctx, s.writeTimeout)
 	defer cancel()
+	err := s.write(ctx, claims, stamp)
+	if !errors.Is(err, errLeaseLost) || !s.adoptUnanswered(ctx) {
+		return err
+	}
+	return s.write(ctx, claims, stamp)
+}
+
+// write is one create or update of the member's Lease.
+func (s *leaseStore) write(ctx context.Context, claims Ranges, stamp metav1.MicroTime) error {
 	if s.current == nil {
 		l := s.desired(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.name}}, claims, stamp)
 		l.Spec.AcquireTime = &stamp
@@ -118,21 +131,49 @@ func (s *leaseStore) renew(ctx context.Context, claims Ranges, stamp metav1.Micr
 			if apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("%w: %w", errLeaseLost, err)
 			}
+			s.unanswered = l
 			return fmt.Errorf("shard: create Lease %s: %w", s.name, err)
 		}
-		s.current = created
+		s.current, s.unanswered = created, nil
 		return nil
 	}
-	updated, err := s.leases.Update(ctx, s.desired(s.current.DeepCopy(), claims, stamp), metav1.UpdateOptions{})
+	l := s.desired(s.current.DeepCopy(), claims, stamp)
+	updated, err := s.leases.Update(ctx, l, metav1.UpdateOptions{})
 	if err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			s.current = nil
 			return fmt.Errorf("%w: %w", errLeaseLost, err)
 		}
+		s.unanswered = l
 		return fmt.Errorf("shard: renew Lease %s: %w", s.name, err)
 	}
-	s.current = updated
+	s.current, s.unanswered = updated, nil
 	return nil
+}
+
+// adoptUnanswered reads the Lease after a conflict and reports whether it is
+// the last write of ours that failed, stored all the same; it is then the
+// Lease renew goes on from. Holder, renewTime to the microsecond and claims
+// all equal is a write of this incarnation: nobody else writes our identity
+// with our stamp.
+func (s *leaseStore) adoptUnanswered(ctx context.Context) bool {
+	sent := s.unanswered
+	s.unanswered = nil
+	if sent == nil {
+		return false
+	}
+	l, err := s.leases.Get(ctx, s.name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	same := l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == s.identity &&
+		l.Spec.RenewTime != nil && sent.Spec.RenewTime != nil && l.Spec.RenewTime.Equal(sent.Spec.RenewTime) &&
+		l.Annotations[ClaimsAnnotation] == sent.Annotations[ClaimsAnnotation]
+	if !same {
+		return false
+	}
+	s.current = l
+	return true
 }
 
 func (s *leaseStore) desired(l *coordinationv1.Lease, claims Ranges, stamp metav1.MicroTime) *coordinationv1.Lease {

@@ -117,7 +117,9 @@ func (s shardConfig) podSharding() shard.Sharding {
 // counts the pods of a newly gained owner from a cache that has not seen
 // them. A range that is lost is safe without waiting for the restart: the
 // member cancels the Guard contexts over it at once, and syncs of its owners
-// are skipped from then on.
+// are skipped from then on. A share that empties (a lapsed Lease) keeps the
+// epoch running, fenced, until the share comes back: unchanged, nothing
+// restarts.
 type ringRunner struct {
 	o       options
 	client  kubernetes.Interface // writes
@@ -263,7 +265,14 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held s
 	for {
 		select {
 		case <-r.changed:
-			if r.member.Held().Equal(held) {
+			// An empty share is almost always a lapse of the Lease, which
+			// the member takes back a step later: the epoch's informers
+			// keep watching and its syncs are fenced meanwhile (the guard
+			// retries those of owners the member still wants), so it runs
+			// on rather than relist the whole share and hold every owner
+			// back for the caches. A share that comes back different
+			// restarts it then.
+			if now := r.member.Held(); now.Empty() || now.Equal(held) {
 				continue
 			}
 			stop()
