@@ -4,17 +4,21 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // faults makes the simulated API store every create (or delete) of a
@@ -177,4 +181,34 @@ func TestUnknownDeleteKeepsExpectation(t *testing.T) {
 func ownerKey(e *env) string {
 	obj, _, _ := e.owners.GetByKey(ns + "/web")
 	return expectations.OwnerKeyFor(obj.(metav1.Object))
+}
+
+// The client-go driver over real informers, the children's watch held for
+// 2 s while every create is stored and answered 504: the API never holds
+// more than 5 children, and the owner converges once the watch is
+// released. The previous code created 9 for 5.
+func TestControllerUnknownCreatesWithHeldWatch(t *testing.T) {
+	cluster := simcluster.New()
+	e := &env{t: t, cluster: cluster, client: cluster.Client()}
+	e.failAfterApplying("create", gatewayTimeout)
+	owner := newOwner("web", 5)
+	owner.UID = ""
+	_, err := e.client.AppsV1().ReplicaSets(ns).Create(context.Background(), owner, metav1.CreateOptions{})
+	require.NoError(t, err)
+	release := cluster.HoldWatches(v1.SchemeGroupVersion.WithResource("configmaps"))
+	_, stop, done := startController(t, cluster, childset.WithWorkers(2))
+	defer func() {
+		stop()
+		require.NoError(t, <-done)
+	}()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		require.LessOrEqual(t, len(e.apiChildren()), 5, e.apiNames())
+	}
+	release()
+	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		n := len(e.apiChildren())
+		require.LessOrEqual(t, n, 5, e.apiNames())
+		return n == 5, nil
+	})
+	require.NoError(t, err, "converged to %v", e.apiNames())
 }
