@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/history"
+	"github.com/ctrlkit/ctrlkit/internal/unsure"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/slowstart"
 )
@@ -45,6 +47,9 @@ type Reconciler[O Object, C Object] struct {
 	cfg    config
 	order  Order[C]
 	exp    *expectations.UIDTrackingControllerExpectations
+	// unsure holds the creates and deletes whose outcome is unknown
+	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
+	unsure *unsure.Registry[C]
 }
 
 // NewReconciler returns the core for owners of spec and children of kind,
@@ -78,6 +83,7 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 	}
 	r.exp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
 		expectations.WithTTL(cfg.ttl), expectations.WithClock(cfg.clock)))
+	r.unsure = unsure.New[C](cfg.ttl, cfg.clock)
 	return r
 }
 
@@ -181,9 +187,17 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	}
 	var res Result
 	var manageErr error
+	if satisfied {
+		// Every write this owner waited for was observed (or expired):
+		// none is left to resolve.
+		r.unsure.Forget(expKey)
+	}
 	switch {
 	case !satisfied:
 		res.RequeueAfter = r.untilExpiry(expKey)
+		if owner.GetDeletionTimestamp() == nil {
+			manageErr = r.resolveUnknown(ctx, owner, ref, expKey)
+		}
 	case owner.GetDeletionTimestamp() != nil:
 	case ro != nil:
 		res, manageErr = r.manageRollout(ctx, owner, ro, ref, expKey, children)
@@ -261,13 +275,11 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 		if err := r.exp.ExpectCreations(expKey, n); err != nil {
 			return Result{}, err
 		}
-		created, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
-			return r.create(ctx, owner, withGeneratedName(owner, template.DeepCopyObject().(C)), ref)
-		})
-		if missed := n - created; missed > 0 {
-			r.exp.LowerExpectations(expKey, missed, 0)
+		fresh := make([]C, n)
+		for i := range fresh {
+			fresh[i] = template.DeepCopyObject().(C)
 		}
-		return Result{}, err
+		return Result{}, r.createCounted(ctx, owner, ref, expKey, fresh)
 	case diff > 0:
 		victims := slices.Clone(active)
 		slices.SortStableFunc(victims, r.order)
@@ -379,15 +391,16 @@ func (r *Reconciler[O, C]) createNamed(ctx context.Context, owner O, ref *metav1
 			mu.Unlock()
 			return nil
 		}
-		if err == nil {
+		if err == nil || r.keepUnknownCreate(owner, expKey, fresh[i], true, err) {
 			mu.Lock()
 			done[name] = true
 			mu.Unlock()
 		}
 		return err
 	})
-	// Names not created (failed, conflicting or never tried) will not be
-	// observed: stop expecting them.
+	// Names not created (refused, conflicting or never tried) will not be
+	// observed: stop expecting them. A name whose create has an unknown
+	// outcome stays expected until it is observed or resolved.
 	for _, name := range names {
 		if !done[name] {
 			r.exp.CreationObservedNamed(expKey, name)
@@ -396,13 +409,119 @@ func (r *Reconciler[O, C]) createNamed(ctx context.Context, owner O, ref *metav1
 	return res, err
 }
 
-// withGeneratedName readies child for a create by generateName: no name,
-// and the owner's name as the prefix unless the template has one.
+// createCounted creates fresh, whose creations the caller expects by
+// count, in slow-start batches. A create refused, or never tried after a
+// batch failed, is no longer expected; one of unknown outcome stays
+// expected (keepUnknownCreate).
+func (r *Reconciler[O, C]) createCounted(ctx context.Context, owner O, ref *metav1.OwnerReference, expKey string, fresh []C) error {
+	var unknown atomic.Int64
+	created, err := slowstart.BatchIndexed(ctx, len(fresh), slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
+		child := withGeneratedName(owner, fresh[i])
+		err := r.create(ctx, owner, child, ref)
+		if r.keepUnknownCreate(owner, expKey, child, false, err) {
+			unknown.Add(1)
+		}
+		return err
+	})
+	if missed := len(fresh) - created - int(unknown.Load()); missed > 0 {
+		r.exp.LowerExpectations(expKey, missed, 0)
+	}
+	return err
+}
+
+// keepUnknownCreate reports whether err leaves the outcome of creating
+// child unknown, and if so records the create for resolveUnknown: its
+// expectation stays. The API server may have stored the child and failed
+// the request anyway (504, a reset connection, our deadline); lowering the
+// expectation then let the next sync, reading a cache that had not seen the
+// child yet, create it again, as upstream does.
+//
+// A counted create's name was chosen here (withGeneratedName), so
+// AlreadyExists cannot be another object taking a wanted name: it is
+// almost surely an earlier attempt of this very request (client-go resends
+// a create answered with Retry-After) that stored the child, and is kept
+// as unknown too. A named create's AlreadyExists is a name conflict,
+// handled by createNamed.
+func (r *Reconciler[O, C]) keepUnknownCreate(owner O, expKey string, child C, named bool, err error) bool {
+	if err == nil || !(objectcontrol.OutcomeUnknown(err) || (!named && apierrors.IsAlreadyExists(err))) {
+		return false
+	}
+	r.unsure.Add(expKey, unsure.Write[C]{Namespace: owner.GetNamespace(), Name: child.GetName(), Named: named, Object: child})
+	return true
+}
+
+// resolveUnknown asks again about the owner's creates and deletes of
+// unknown outcome, so that once the API server answers again the owner
+// waits for its cache, as after any write, and not for the expectations'
+// TTL. It uses only what every host gives the core, the writer, and a
+// write that can be repeated without harm:
+//
+//   - a create is sent again with the same name. The controller chose
+//     that name before the first attempt (indexed names, or the random
+//     suffix withGeneratedName picks where the API server's generateName
+//     was used before), so an earlier attempt that stored the child makes
+//     this one fail with AlreadyExists and stores nothing. Success means
+//     the first did not store it, and the child the controller wanted now
+//     exists. Either way exactly one child carries the name, and its event
+//     meets the expectation. A child the cache already shows needs no
+//     request; one held by an object the owner does not control will never
+//     be observed as the owner's, so it is no longer expected.
+//   - a delete is sent again: success or NotFound says the child is gone
+//     or going, and its deletion is awaited as after any delete.
+//
+// Any other answer leaves the write unknown (a refusal of the second
+// create does not prove the first stored nothing: admission runs before
+// the name is checked); the sync fails, the driver retries it with
+// backoff, and the TTL remains the last resort. A listing of the owner's
+// children, uncached, would answer for generated names too, but would need
+// a live lister from every host, and a second read path to keep right.
+func (r *Reconciler[O, C]) resolveUnknown(ctx context.Context, owner O, ref *metav1.OwnerReference, expKey string) error {
+	left, err := r.unsure.Resolve(ctx, expKey, func(ctx context.Context, w unsure.Write[C]) (bool, error) {
+		if w.Delete {
+			err := r.writer.Delete(ctx, w.Namespace, w.Name, owner)
+			return err == nil || apierrors.IsNotFound(err), err
+		}
+		cached, found, err := r.kind.Get(w.Namespace, w.Name)
+		if err != nil {
+			return false, err
+		}
+		if found {
+			if !metav1.IsControlledBy(cached, owner) {
+				r.nameConflict(owner, w.Name, cached, true)
+				r.createNotObserved(expKey, w)
+			}
+			return true, nil
+		}
+		err = r.create(ctx, owner, w.Object, ref)
+		return err == nil || apierrors.IsAlreadyExists(err), err
+	})
+	if left > 0 {
+		return fmt.Errorf("%d creates or deletes of %s %s/%s still of unknown outcome: %w",
+			left, r.gvk.Kind, owner.GetNamespace(), owner.GetName(), err)
+	}
+	return nil
+}
+
+// createNotObserved stops expecting the create w, which will never be
+// observed.
+func (r *Reconciler[O, C]) createNotObserved(expKey string, w unsure.Write[C]) {
+	if w.Named {
+		r.exp.CreationObservedNamed(expKey, w.Name)
+		return
+	}
+	r.exp.LowerExpectations(expKey, 1, 0)
+}
+
+// withGeneratedName readies child for a create with a name chosen here: the
+// owner's name (or the template's generateName) and a random suffix, as the
+// API server's generateName would give. Choosing the name lets a create of
+// unknown outcome be asked about again (resolveUnknown); generateName is
+// kept, so the child records its prefix as before.
 func withGeneratedName[O Object, C Object](owner O, child C) C {
-	child.SetName("")
 	if child.GetGenerateName() == "" {
 		child.SetGenerateName(owner.GetName() + "-")
 	}
+	child.SetName(unsure.Name(child.GetGenerateName()))
 	return child
 }
 
@@ -441,6 +560,15 @@ func (r *Reconciler[O, C]) sendDeletions(ctx context.Context, owner O, expKey st
 	for i, c := range victims {
 		wg.Go(func() {
 			err := r.writer.Delete(ctx, c.GetNamespace(), c.GetName(), owner)
+			if objectcontrol.OutcomeUnknown(err) {
+				// It may be gone already: its deletion stays expected
+				// until observed or resolved (resolveUnknown), or the
+				// next sync, reading a cache that still shows it,
+				// would delete another child in its place.
+				r.unsure.Add(expKey, unsure.Write[C]{Namespace: c.GetNamespace(), Name: c.GetName(), Delete: true})
+				errs[i] = err
+				return
+			}
 			if err != nil {
 				r.exp.DeletionObserved(expKey, childKey(c))
 				if !apierrors.IsNotFound(err) {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/history"
-	"github.com/ctrlkit/ctrlkit/slowstart"
 )
 
 // RolloutSpec is implemented by a Spec whose owners roll their children
@@ -166,12 +165,7 @@ func (r *Reconciler[O, C]) rollInterchangeable(ctx context.Context, owner O, ro 
 		}
 	}
 	deleteErr := r.sendDeletions(ctx, owner, expKey, victims)
-	created, createErr := slowstart.BatchIndexed(ctx, len(fresh), slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
-		return r.create(ctx, owner, withGeneratedName(owner, fresh[i]), ref)
-	})
-	if missed := len(fresh) - created; missed > 0 {
-		r.exp.LowerExpectations(expKey, missed, 0)
-	}
+	createErr := r.createCounted(ctx, owner, ref, expKey, fresh)
 	return errors.Join(deleteErr, createErr)
 }
 

@@ -70,7 +70,7 @@ func (c *Control[T]) Create(ctx context.Context, namespace string, obj T, owner 
 	var zero T
 	if controllerRef != nil {
 		if err := ValidateControllerRef(controllerRef); err != nil {
-			return zero, err
+			return zero, fmt.Errorf("%w: %w", ErrNotSent, err)
 		}
 	}
 	toSend := obj.DeepCopyObject().(T)
@@ -99,7 +99,7 @@ func (c *Control[T]) Create(ctx context.Context, namespace string, obj T, owner 
 func (c *Control[T]) Delete(ctx context.Context, namespace, name string, owner runtime.Object) error {
 	accessor, err := meta.Accessor(owner)
 	if err != nil {
-		return fmt.Errorf("object does not have ObjectMeta, %w", err)
+		return fmt.Errorf("%w: object does not have ObjectMeta, %w", ErrNotSent, err)
 	}
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Deleting object", "kind", c.kind, "controller", accessor.GetName(), "object", klog.KRef(namespace, name))

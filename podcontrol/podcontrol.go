@@ -2,6 +2,7 @@ package podcontrol
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,16 +109,18 @@ func (r *RealPodControl) CreatePodWithName(ctx context.Context, namespace, name 
 }
 
 // podToCreate builds and checks the pod a create sends.
+// Its errors match objectcontrol.ErrNotSent: nothing reached the API
+// server.
 func podToCreate(template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) (*v1.Pod, error) {
 	if err := ValidateControllerRef(controllerRef); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", objectcontrol.ErrNotSent, err)
 	}
 	pod, err := GetPodFromTemplate(template, object, controllerRef)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", objectcontrol.ErrNotSent, err)
 	}
 	if len(pod.Labels) == 0 {
-		return nil, ErrNoLabels
+		return nil, fmt.Errorf("%w: %w", objectcontrol.ErrNotSent, ErrNoLabels)
 	}
 	return pod, nil
 }

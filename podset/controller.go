@@ -26,6 +26,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/internal/syncloop"
+	"github.com/ctrlkit/ctrlkit/internal/unsure"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
@@ -47,10 +48,13 @@ type Controller[O metav1.Object] struct {
 	broadcaster  record.EventBroadcaster // nil when the caller supplied the recorder
 	expectations expectationsCache
 	uidExp       *expectations.UIDTrackingControllerExpectations
-	guard        *consistency.Guard // nil when WithReadYourWrites(false)
-	ownerGR      schema.GroupResource
-	queue        *workqueue.RateLimitingQueue[string]
-	loop         *syncloop.Loop // Run's workers over queue
+	// unsure holds the pod creates and deletes whose outcome is unknown
+	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
+	unsure  *unsure.Registry[*v1.PodTemplateSpec]
+	guard   *consistency.Guard // nil when WithReadYourWrites(false)
+	ownerGR schema.GroupResource
+	queue   *workqueue.RateLimitingQueue[string]
+	loop    *syncloop.Loop // Run's workers over queue
 
 	podIndexer   cache.Indexer
 	podLister    corelisters.PodLister
@@ -136,6 +140,7 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 		expectations.WithLogger(logger),
 	))
 	c.expectations = c.uidExp
+	c.unsure = unsure.New[*v1.PodTemplateSpec](expectations.ExpectationsTimeout, cfg.clock)
 	qopts := []workqueue.Option{workqueue.WithName(cfg.queueName)}
 	if tc, ok := cfg.clock.(clock.WithTicker); ok {
 		qopts = append(qopts, workqueue.WithClock(tc))

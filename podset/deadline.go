@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ctrlkit/ctrlkit/internal/unsure"
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
@@ -131,5 +133,46 @@ func (d deadlinePodControl) deleteAll(ctx context.Context, namespace string, nam
 func (d deadlinePodControl) PatchPod(ctx context.Context, namespace, name string, data []byte) error {
 	return d.bounded(ctx, "patching pod "+namespace+"/"+name, func(ctx context.Context) error {
 		return d.pc.PatchPod(ctx, namespace, name, data)
+	})
+}
+
+// namePrefix is the generateName of the pods created from template for
+// object when the pod control can create by name
+// (podcontrol.NamedPodCreator), and "" otherwise.
+func (d deadlinePodControl) namePrefix(template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) string {
+	if _, ok := d.pc.(podcontrol.NamedPodCreator); !ok {
+		return ""
+	}
+	pod, err := podcontrol.GetPodFromTemplate(template, object, controllerRef)
+	if err != nil {
+		// CreatePods refuses the same input with this error.
+		return ""
+	}
+	return pod.GenerateName
+}
+
+// createPod creates a pod from template and returns its name. With a
+// prefix (namePrefix), the name is chosen here: the prefix and a random
+// suffix, as the API server's generateName would give. Choosing it lets a
+// create of unknown outcome be sent again without creating a second pod
+// (see resolveUnknown). Without one, the pod control generates the name
+// and createPod returns "".
+func (d deadlinePodControl) createPod(ctx context.Context, namespace, prefix string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) (string, error) {
+	if prefix == "" {
+		return "", d.CreatePods(ctx, namespace, template, object, controllerRef)
+	}
+	name := unsure.Name(prefix)
+	return name, d.createPodNamed(ctx, namespace, name, template, object, controllerRef)
+}
+
+// createPodNamed creates the pod called name; the pod control must be a
+// podcontrol.NamedPodCreator.
+func (d deadlinePodControl) createPodNamed(ctx context.Context, namespace, name string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error {
+	named, ok := d.pc.(podcontrol.NamedPodCreator)
+	if !ok {
+		return fmt.Errorf("%w: the pod control cannot create pod %s/%s by name", objectcontrol.ErrNotSent, namespace, name)
+	}
+	return d.bounded(ctx, "creating pod "+namespace+"/"+name, func(ctx context.Context) error {
+		return named.CreatePodWithName(ctx, namespace, name, template, object, controllerRef)
 	})
 }

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/ctrlkit/ctrlkit/internal/unsure"
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/slowstart"
@@ -60,18 +62,16 @@ func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n in
 	logger.V(2).Info("Too few replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "creating", n)
 	ref := metav1.NewControllerRef(o, c.gvk)
 	tmpl, obj := c.kind.Template(o), object(o)
+	prefix := c.podControl.namePrefix(tmpl, obj, ref)
 	var unknown atomic.Int64
 	successes, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
-		err := c.podControl.CreatePods(ctx, o.GetNamespace(), tmpl, obj, ref)
+		name, err := c.podControl.createPod(ctx, o.GetNamespace(), prefix, tmpl, obj, ref)
 		if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
 			// The namespace is going away and so are we; retrying would
 			// only spin.
 			return nil
 		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			// No answer by the write deadline: the pod may exist. Its
-			// expectation stays, to be met by the pod's event or to
-			// expire, as upstream keeps one whose answer was lost.
+		if c.keepUnknownCreate(o, expKey, name, tmpl, err) {
 			unknown.Add(1)
 		}
 		return err
@@ -134,6 +134,14 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own 
 	errs := c.podControl.deleteAll(ctx, o.GetNamespace(), names, object(o))
 	for i, err := range errs {
 		if err == nil {
+			continue
+		}
+		if objectcontrol.OutcomeUnknown(err) {
+			// The pod may be gone already: its deletion stays expected
+			// until observed or resolved (resolveUnknown), or the next
+			// sync, reading a cache that still shows it, would delete
+			// another pod in its place.
+			c.unsure.Add(expKey, unsure.Write[*v1.PodTemplateSpec]{Namespace: o.GetNamespace(), Name: names[i], Delete: true})
 			continue
 		}
 		// The delete event will not come for this pod, so observe it here;

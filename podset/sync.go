@@ -140,6 +140,11 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 
 	var res childset.Result
 	var manageErr error
+	if needsSync {
+		// Every write this owner waited for was observed (or expired):
+		// none is left to resolve.
+		c.unsure.Forget(expKey)
+	}
 	if needsSync && o.GetDeletionTimestamp() == nil {
 		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector})
 	} else if !needsSync {
@@ -147,6 +152,9 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		// sleep until some unrelated event, forever with resync disabled;
 		// upstream relies on the informer resync for it.
 		res.RequeueAfter = c.untilExpiry(expKey)
+		if o.GetDeletionTimestamp() == nil {
+			manageErr = c.resolveUnknown(ctx, o, expKey)
+		}
 	}
 	now := c.cfg.clock.Now()
 	in := StatusInput{

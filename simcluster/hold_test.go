@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -214,4 +216,22 @@ func TestHoldWatchesKeepsHeldEventsPastTheHistory(t *testing.T) {
 	requireNoEvent(t, w)
 	release()
 	assert.Equal(t, "held", readEvents(t, w, 1)[0].Object.(*v1.Pod).Name)
+}
+
+func TestFailAfterApplyingStoresAndFails(t *testing.T) {
+	c := New()
+	timeout := apierrors.NewTimeoutError("etcd was slow", 0)
+	c.FailAfterApplying("create", "configmaps", func(k8stesting.Action) error { return timeout })
+	cms := c.Client().CoreV1().ConfigMaps("ns")
+	_, err := cms.Create(context.Background(), &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if !apierrors.IsTimeout(err) {
+		t.Fatalf("create answered %v, want a 504", err)
+	}
+	if _, err := cms.Get(context.Background(), "a", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the object was not stored: %v", err)
+	}
+	_, err = cms.Create(context.Background(), &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("second create answered %v, want AlreadyExists", err)
+	}
 }

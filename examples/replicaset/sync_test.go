@@ -601,7 +601,10 @@ func TestDeleteErrorIsReturned(t *testing.T) {
 		o := k.newOwner(1, fooBar)
 		e := newEnvWithOwner(t, k, o)
 		e.addPods(newPods(3, "pod", o, k, v1.PodRunning, fooBar, true)...)
-		e.pc.DeleteErr = errors.New("boom")
+		// A refusal: the pods are still there, so their deletions are no
+		// longer expected. (An error of unknown outcome, such as a 504,
+		// keeps them expected: see podset's TestUnknownPodDeleteKeepsExpectation.)
+		e.pc.DeleteErr = apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x", errors.New("boom"))
 		err := e.sync(o)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "boom")
