@@ -11,11 +11,22 @@ BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 500ms
 BENCH_OUT     ?= $(CURDIR)/bench.out
 
-.PHONY: test lint fmt-check tidy-check golangci unit unit-386 unit-386-qemu e2e bench
+.PHONY: test lint large-files fmt-check tidy-check golangci unit unit-386 unit-386-qemu e2e bench
 
 test: lint unit unit-386 e2e
 
-lint: fmt-check tidy-check golangci
+lint: large-files fmt-check tidy-check golangci
+
+# No tracked file may be larger than MAX_FILE_BYTES: a built binary or a
+# captured data set belongs in .gitignore, not in every clone's history.
+# Sizes are those of the blobs in the index, so a file deleted from the work
+# tree but still tracked counts.
+MAX_FILE_BYTES ?= 1048576
+large-files:
+	@big=$$(git ls-files -s | sed 's/^[0-7]* \([0-9a-f]*\) [0-3]\t/\1 /' | \
+	  git cat-file --batch-check='%(objectsize) %(rest)' | \
+	  awk -v max=$(MAX_FILE_BYTES) '$$1 > max'); \
+	if [ -n "$$big" ]; then echo "tracked files larger than $(MAX_FILE_BYTES) bytes (untrack them and add them to .gitignore):"; echo "$$big"; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

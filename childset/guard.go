@@ -9,9 +9,9 @@ import (
 	"github.com/ctrlkit/ctrlkit/claim"
 )
 
-// apiCallTimeout bounds the core's own API calls: the status write, and
-// the live read of an owner before an adoption (a read, but one that gates
-// writes, so bounded like them).
+// apiCallTimeout bounds the live read of an owner before an adoption (a
+// read, but one that gates writes, so bounded like them). Writes are bounded
+// by WithWriteTimeout.
 const apiCallTimeout = 30 * time.Second
 
 // LiveReader is implemented by a Spec that can read an owner from the API

@@ -25,6 +25,8 @@ const (
 	DefaultNameConflictRetry = 10 * time.Second
 	// DefaultWorkers is the number of owners Controller syncs at once.
 	DefaultWorkers = 5
+	// DefaultWriteTimeout bounds each API write of a sync (WithWriteTimeout).
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultDrainTimeout bounds Controller's graceful stop (Drain).
 	DefaultDrainTimeout = 30 * time.Second
 	// DefaultStaleCachePoll is when an owner held by the read-your-writes
@@ -50,6 +52,7 @@ type config struct {
 	order         any // Order[C] for the reconciler's C
 	workers       int
 	drainTimeout  time.Duration
+	writeTimeout  time.Duration
 	queueName     string
 	metrics       cgworkqueue.MetricsProvider
 	guard         *consistency.Guard
@@ -66,6 +69,7 @@ func newConfig(opts []Option) config {
 		clock:         clock.RealClock{},
 		workers:       DefaultWorkers,
 		drainTimeout:  DefaultDrainTimeout,
+		writeTimeout:  DefaultWriteTimeout,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -165,6 +169,19 @@ func WithDrainTimeout(d time.Duration) Option {
 		panic(fmt.Sprintf("childset: WithDrainTimeout: the timeout must not be negative, not %v", d))
 	}
 	return func(c *config) { c.drainTimeout = d }
+}
+
+// WithWriteTimeout bounds every API write a sync makes through the writer
+// (each create, delete, adoption and release patch) and the Spec's status
+// write (default DefaultWriteTimeout). A sync stops waiting for a write at
+// its deadline even if the writer ignores its context: the write is
+// abandoned on its own goroutine, and its error wraps
+// context.DeadlineExceeded. d <= 0 panics.
+func WithWriteTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("childset: WithWriteTimeout: the timeout must be positive, not %v", d))
+	}
+	return func(c *config) { c.writeTimeout = d }
 }
 
 // WithReadYourWrites holds each owner until the child informer has seen

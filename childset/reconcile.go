@@ -71,7 +71,8 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 	if _, rolls := spec.(RolloutSpec[O]); rolls != (cfg.history != nil) {
 		panic("childset: NewReconciler: a Spec that implements RolloutSpec needs WithRevisions, and WithRevisions such a Spec")
 	}
-	r := &Reconciler[O, C]{spec: spec, kind: kind, writer: writer, gvk: spec.GroupVersionKind(), cfg: cfg}
+	r := &Reconciler[O, C]{spec: spec, kind: kind, writer: deadlineWriter[C]{w: writer, timeout: cfg.writeTimeout},
+		gvk: spec.GroupVersionKind(), cfg: cfg}
 	r.order = DefaultOrder(kind.Ready)
 	if cfg.order != nil {
 		order, ok := cfg.order.(Order[C])

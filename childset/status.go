@@ -3,6 +3,8 @@ package childset
 import (
 	"context"
 	"time"
+
+	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
 )
 
 // Status is what a sync saw of an owner's children, for its status.
@@ -136,7 +138,7 @@ func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C,
 	if !writes {
 		return next, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
-	defer cancel()
-	return next, writer.UpdateStatus(ctx, owner, st)
+	return next, writedeadline.Do(ctx, r.cfg.writeTimeout, "writing the status", func(ctx context.Context) error {
+		return writer.UpdateStatus(ctx, owner, st)
+	})
 }

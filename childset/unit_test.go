@@ -34,6 +34,7 @@ func TestOptionsAndConstructorPanics(t *testing.T) {
 	mustPanic(t, "childset: WithWorkers", func() { childset.WithWorkers(0) })
 	mustPanic(t, "childset: WithNameConflictRetry", func() { childset.WithNameConflictRetry(0) })
 	mustPanic(t, "childset: WithExpectationsTTL", func() { childset.WithExpectationsTTL(-time.Second) })
+	mustPanic(t, "childset: WithWriteTimeout", func() { childset.WithWriteTimeout(0) })
 	mustPanic(t, "childset: DefaultOrder", func() { childset.DefaultOrder[*v1.ConfigMap](nil) })
 	mustPanic(t, "childset: IndexerLister", func() { childset.IndexerLister[*v1.ConfigMap](nil) })
 

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/internal/nilcheck"
 )
 
 // Patcher sends a patch to one object of the kind a ref manager handles. It
@@ -107,7 +109,7 @@ func (m *ObjectControllerRefManager[T]) init(patcher Patcher, controller metav1.
 // afterwards, in input order. An object matches when the selector matches its
 // labels (checked first, so filters only see candidates) and every filter
 // returns true. Errors do not stop the loop: they are aggregated and the
-// objects concerned are left out of the result.
+// objects concerned are left out of the result. Nil entries are skipped.
 func (m *ObjectControllerRefManager[T]) Claim(ctx context.Context, objs []T, filters ...func(T) bool) ([]T, error) {
 	var errs []error
 	// The controller's facts and the selector are read once for the whole
@@ -180,8 +182,16 @@ func matchesAll[T metav1.Object](sel labels.Selector, filters []func(T) bool, ob
 
 // Adopt makes the controller the managing owner of obj, after CanAdopt
 // allows it. The patch carries obj's UID as a precondition; the API server
-// refuses it if obj already has another controller.
+// refuses it if obj already has another controller. A controller without a
+// UID is refused with an error wrapping ErrControllerHasNoUID, and a nil obj
+// with an error, both without a patch.
 func (m *ObjectControllerRefManager[T]) Adopt(ctx context.Context, obj T) error {
+	if nilcheck.IsNil(obj) {
+		return errNilObject
+	}
+	if m.Controller.GetUID() == "" {
+		return fmt.Errorf("can't adopt %s %v/%v: %w", m.kindOf(obj), obj.GetNamespace(), obj.GetName(), ErrControllerHasNoUID)
+	}
 	if err := m.CanAdopt(ctx); err != nil {
 		return fmt.Errorf("can't adopt %s %v/%v (%v): %w", m.kindOf(obj), obj.GetNamespace(), obj.GetName(), obj.GetUID(), err)
 	}
@@ -204,8 +214,11 @@ func (m *ObjectControllerRefManager[T]) Adopt(ctx context.Context, obj T) error 
 // Release removes the controller's owner reference (and the manager's
 // finalizers) from obj. NotFound (the object is gone) and Invalid (it has no
 // owner references left, or was recreated with another UID) mean there is
-// nothing to release and return nil.
+// nothing to release and return nil. A nil obj is an error, without a patch.
 func (m *ObjectControllerRefManager[T]) Release(ctx context.Context, obj T) error {
+	if nilcheck.IsNil(obj) {
+		return errNilObject
+	}
 	klog.FromContext(ctx).V(2).Info("Patching object to remove its controllerRef", "kind", m.kindOf(obj),
 		"object", klog.KObj(obj), "gvk", m.controllerKind, "controller", m.Controller.GetName())
 	pt, err := m.patchType()

@@ -30,7 +30,9 @@ func TestClaimPods(t *testing.T) {
 	}
 	tests := []tcase{
 		func() tcase {
-			c := controller("default", "", false) // no UID, as upstream's case
+			// Upstream's case has no UID; ctrlkit adopts nothing for a
+			// controller without one (TestMissingUIDs).
+			c := controller("default", "123", false)
 			return tcase{name: "Claim pods with correct label", ctrl: c,
 				pods:    []*v1.Pod{newPod("pod1", productionLabel, nil), newPod("pod2", testingLabel, nil)},
 				claimed: []string{"pod1"}, patches: 1}
@@ -279,8 +281,10 @@ func TestPodManagerExposesBase(t *testing.T) {
 	assert.NoError(t, m.CanAdopt(context.Background()))
 }
 
-// Objects and controllers without UIDs are handled as upstream does: the
-// empty UID is compared and sent like any other, with no panic.
+// Objects and controllers without UIDs never panic. Objects owned by the
+// UID-less controller are compared and released like any other, but it adopts
+// nothing: an owner reference with uid "" names no object, so the orphan is
+// refused with ErrControllerHasNoUID and no patch (upstream sends one).
 func TestMissingUIDs(t *testing.T) {
 	ctx := context.Background()
 	noUID := controller("default", "", false)
@@ -292,9 +296,64 @@ func TestMissingUIDs(t *testing.T) {
 	fpc := &fakePodPatcher{}
 	m := NewPodControllerRefManager(fpc, noUID, productionSelector, fakeKind, nil)
 	claimed, err := m.ClaimPods(ctx, []*v1.Pod{orphan, owned, stranger})
+	require.ErrorIs(t, err, ErrControllerHasNoUID)
+	assert.ErrorContains(t, err, "can't adopt default/orphan")
+	assert.Empty(t, claimed)
+	require.Len(t, fpc.Patches, 1, "the release only")
+	assert.Equal(t, `{"metadata":{"uid":"","ownerReferences":[{"$patch":"delete","uid":""}]}}`, string(fpc.Patches[0]))
+
+	err = m.AdoptPod(ctx, newPod("direct", productionLabel, nil))
+	require.ErrorIs(t, err, ErrControllerHasNoUID)
+	assert.EqualError(t, err, "can't adopt Pod default/direct: the controller has no UID")
+	assert.Len(t, fpc.Patches, 1, "no adoption patch")
+
+	var base BaseControllerRefManager
+	base.Controller, base.Selector = noUID, productionSelector
+	adopted := false
+	ok, err := base.ClaimObject(ctx, newPod("orphan2", productionLabel, nil),
+		func(o metav1.Object) bool { return productionSelector.Matches(labels.Set(o.GetLabels())) },
+		func(context.Context, metav1.Object) error { adopted = true; return nil },
+		func(context.Context, metav1.Object) error { return nil })
+	assert.False(t, ok)
+	assert.ErrorIs(t, err, ErrControllerHasNoUID)
+	assert.False(t, adopted, "ClaimObject must not call adopt for a controller without a UID")
+}
+
+// Nil pods in the list are bad data from the caller's cache: they are
+// skipped, never dereferenced. Adopt and Release refuse a nil object with an
+// error and no patch. The previous code panicked on the first nil entry.
+func TestClaimSkipsNilObjects(t *testing.T) {
+	ctx := context.Background()
+	c := controller("default", "123", false)
+	fpc := &fakePodPatcher{}
+	m := NewPodControllerRefManager(fpc, c, productionSelector, fakeKind, nil)
+	orphan := newPod("orphan", productionLabel, nil)
+	mine := newPod("mine", productionLabel, c)
+	var claimed []*v1.Pod
+	var err error
+	require.NotPanics(t, func() { claimed, err = m.ClaimPods(ctx, []*v1.Pod{nil, orphan, nil, mine, nil}) })
 	require.NoError(t, err)
-	assert.Equal(t, []string{"orphan"}, podNames(claimed))
-	require.Len(t, fpc.Patches, 2)
-	assert.Equal(t, `{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"Fake","name":"rc","uid":"","controller":true,"blockOwnerDeletion":true}],"uid":""}}`, string(fpc.Patches[0]))
-	assert.Equal(t, `{"metadata":{"uid":"","ownerReferences":[{"$patch":"delete","uid":""}]}}`, string(fpc.Patches[1]))
+	assert.Equal(t, []string{"orphan", "mine"}, podNames(claimed))
+	assert.Equal(t, []string{"default/orphan"}, fpc.PatchedPods)
+
+	var ok bool
+	require.NotPanics(t, func() { ok, err = m.ClaimPod(ctx, nil) })
+	assert.False(t, ok)
+	assert.NoError(t, err)
+	require.NotPanics(t, func() { ok, err = m.ClaimObject(ctx, (*v1.Pod)(nil), nil, nil, nil) })
+	assert.False(t, ok)
+	assert.NoError(t, err)
+	require.NotPanics(t, func() { err = m.AdoptPod(ctx, nil) })
+	assert.Error(t, err)
+	require.NotPanics(t, func() { err = m.ReleasePod(ctx, nil) })
+	assert.Error(t, err)
+	assert.Len(t, fpc.Patches, 1, "no patch for a nil pod")
+
+	// The generic manager, over unstructured objects held as an interface.
+	gm := NewObjectControllerRefManager[metav1.Object](PatcherFunc(func(context.Context, string, string, []byte) error { return nil }),
+		c, productionSelector, fakeKind, nil)
+	require.NotPanics(t, func() {
+		_, err = gm.Claim(ctx, []metav1.Object{nil, (*v1.Pod)(nil), newPod("x", productionLabel, nil)})
+	})
+	assert.NoError(t, err)
 }

@@ -2,13 +2,27 @@ package claim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlkit/ctrlkit/internal/nilcheck"
 )
+
+// ErrControllerHasNoUID is returned, wrapped, when a controller without a UID
+// (one never stored by the API server, or built by hand) would adopt an
+// object: the owner reference would carry uid "", which names no object, so
+// the garbage collector would treat the adopted object as an orphan of a
+// missing owner.
+var ErrControllerHasNoUID = errors.New("the controller has no UID")
+
+// errNilObject is returned by Adopt and Release for a nil object.
+var errNilObject = errors.New("claim: nil object")
 
 // BaseControllerRefManager holds the algorithm shared by every ref manager:
 // given an object, decide whether the controller owns it, should adopt it or
@@ -52,7 +66,9 @@ func (m *BaseControllerRefManager) CanAdopt(ctx context.Context) error {
 //     deleted, since keeping what we own needs no write;
 //   - owned by us, not matching: released, unless we are being deleted;
 //   - an orphan that matches, is not being deleted, and is in our namespace
-//     (or we are cluster-scoped), while we are not being deleted: adopted.
+//     (or we are cluster-scoped), while we are not being deleted: adopted,
+//     unless we have no UID (an error wrapping ErrControllerHasNoUID);
+//   - a nil object: skipped, (false, nil).
 //
 // NotFound from adopt or release means the object is gone and is not an
 // error. Any other error is returned so the caller can retry the sync.
@@ -81,6 +97,9 @@ func (m *BaseControllerRefManager) controllerFacts() controllerFacts {
 // by another controller cost one owner-reference scan.
 func claimOne[O metav1.Object](ctx context.Context, c controllerFacts, obj O, match func(O) bool,
 	adopt, release func(context.Context, O) error) (bool, error) {
+	if nilcheck.IsNil(obj) {
+		return false, nil
+	}
 	matches := func() bool { return match(obj) }
 
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
@@ -112,6 +131,9 @@ func claimOne[O metav1.Object](ctx context.Context, c controllerFacts, obj O, ma
 	// controller may adopt objects in any namespace.
 	if c.namespace != "" && c.namespace != obj.GetNamespace() {
 		return false, nil
+	}
+	if c.uid == "" {
+		return false, fmt.Errorf("can't adopt %v/%v: %w", obj.GetNamespace(), obj.GetName(), ErrControllerHasNoUID)
 	}
 	if err := adopt(ctx, obj); err != nil {
 		if apierrors.IsNotFound(err) {

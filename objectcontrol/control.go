@@ -65,9 +65,14 @@ func New[T Object](kind string, writer Writer[T], recorder record.EventRecorder,
 // replaces the copy's owner references; a nil one sends the object with
 // the owner references it has (none, for a Service or ConfigMap the
 // controller does not own). A create refused because the namespace is
-// terminating records no event: every create would fail the same way.
+// terminating records no event: every create would fail the same way. A nil
+// owner records no event; a nil pointer of a concrete type is refused with
+// ErrNilOwner.
 func (c *Control[T]) Create(ctx context.Context, namespace string, obj T, owner runtime.Object, controllerRef *metav1.OwnerReference) (T, error) {
 	var zero T
+	if err := CheckOwner(owner); err != nil {
+		return zero, err
+	}
 	if controllerRef != nil {
 		if err := ValidateControllerRef(controllerRef); err != nil {
 			return zero, fmt.Errorf("%w: %w", ErrNotSent, err)
@@ -91,12 +96,16 @@ func (c *Control[T]) Create(ctx context.Context, namespace string, obj T, owner 
 	return created, nil
 }
 
-// Delete implements Interface. An owner without metadata is refused.
+// Delete implements Interface. An owner without metadata, or a nil pointer
+// of a concrete type (ErrNilOwner), is refused.
 // NotFound records no event and, as upstream, is returned unchanged, so the
 // caller can tell that someone else deleted the object; with
 // WithNotFoundAsSuccess it is nil instead. Other errors record FailedDelete
 // and are wrapped.
 func (c *Control[T]) Delete(ctx context.Context, namespace, name string, owner runtime.Object) error {
+	if err := CheckOwner(owner); err != nil {
+		return err
+	}
 	accessor, err := meta.Accessor(owner)
 	if err != nil {
 		return fmt.Errorf("%w: object does not have ObjectMeta, %w", ErrNotSent, err)

@@ -33,10 +33,14 @@ func ValidateControllerRef(ref *metav1.OwnerReference) error {
 // the bare name when the dash would make an invalid prefix), and
 // controllerRef, if not nil, as its only owner reference.
 //
-// It fails for a parent without ObjectMeta. Like upstream it does not check
-// labels; the create path refuses a label-less pod with
+// It fails for a parent without ObjectMeta, and for a parent that is a nil
+// pointer of a concrete type (objectcontrol.ErrNilOwner). Like upstream it
+// does not check labels; the create path refuses a label-less pod with
 // ErrNoLabels.
 func GetPodFromTemplate(template *v1.PodTemplateSpec, parentObject runtime.Object, controllerRef *metav1.OwnerReference) (*v1.Pod, error) {
+	if err := objectcontrol.CheckOwner(parentObject); err != nil {
+		return nil, err
+	}
 	accessor, err := meta.Accessor(parentObject)
 	if err != nil {
 		return nil, fmt.Errorf("parentObject does not have ObjectMeta, %w", err)

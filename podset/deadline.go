@@ -3,7 +3,6 @@ package podset
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,42 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ctrlkit/ctrlkit/internal/unsure"
+	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
-// withinDeadline runs call with a context that ends after timeout and
-// returns what call returns. If call has not returned when that context
-// ends, withinDeadline returns at once with an error wrapping the context's
-// (context.DeadlineExceeded, or the parent's cancellation) and abandons
-// call: a pod control or Kind that ignores its context cannot pin the owner
-// in its sync forever. The abandoned call keeps its goroutine until it
-// returns, and what it returns then is dropped, as an API answer lost on
-// the network would be.
-func withinDeadline[T any](ctx context.Context, timeout time.Duration, what string, call func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type result struct {
-		v   T
-		err error
-	}
-	// Buffered, so an abandoned call's goroutine never blocks on sending.
-	done := make(chan result, 1)
-	go func() {
-		v, err := call(ctx)
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, fmt.Errorf("%s: no answer within %v: %w", what, timeout, context.Cause(ctx))
-	}
-}
-
 // deadlinePodControl runs every call of a PodControl within the write
-// timeout (see withinDeadline).
+// timeout, by internal/writedeadline's rule, which childset follows too.
 type deadlinePodControl struct {
 	pc      podcontrol.PodControl
 	timeout time.Duration
@@ -56,10 +26,7 @@ var _ podcontrol.PodControl = deadlinePodControl{}
 
 // bounded runs one write within the timeout.
 func (d deadlinePodControl) bounded(ctx context.Context, what string, write func(context.Context) error) error {
-	_, err := withinDeadline(ctx, d.timeout, what, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, write(ctx)
-	})
-	return err
+	return writedeadline.Do(ctx, d.timeout, what, write)
 }
 
 func (d deadlinePodControl) CreatePods(ctx context.Context, namespace string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error {
@@ -81,53 +48,12 @@ func (d deadlinePodControl) DeletePod(ctx context.Context, namespace, podID stri
 // deleteAll deletes the named pods of namespace in parallel, one goroutine
 // per pod as upstream deletes them, and returns each delete's error in the
 // order of names. The deletes share one deadline, the timeout from the
-// moment they all start: a context and a waiting goroutine per delete would
-// cost more than many a delete to a fast API server. When the deadline
-// passes first, deleteAll returns at once with a deadline error for each
-// delete still unanswered, whose call it abandons as withinDeadline does:
-// what that call returns later is dropped.
+// moment they all start (writedeadline.Each); a delete still unanswered then
+// gets a deadline error and is abandoned.
 func (d deadlinePodControl) deleteAll(ctx context.Context, namespace string, names []string, object runtime.Object) []error {
-	if len(names) == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	errs := make([]error, len(names))
-	answered := make([]bool, len(names))
-	var (
-		mu          sync.Mutex // guards errs, answered, unanswered and abandoned
-		unanswered  = len(names)
-		abandoned   bool
-		allAnswered = make(chan struct{})
-	)
-	for i, name := range names {
-		go func() {
-			err := d.pc.DeletePod(ctx, namespace, name, object)
-			mu.Lock()
-			defer mu.Unlock()
-			if abandoned {
-				return
-			}
-			errs[i], answered[i] = err, true
-			if unanswered--; unanswered == 0 {
-				close(allAnswered)
-			}
-		}()
-	}
-	select {
-	case <-allAnswered:
-		return errs
-	case <-ctx.Done():
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	abandoned = true
-	for i, name := range names {
-		if !answered[i] {
-			errs[i] = fmt.Errorf("deleting pod %s/%s: no answer within %v: %w", namespace, name, d.timeout, context.Cause(ctx))
-		}
-	}
-	return errs
+	return writedeadline.Each(ctx, d.timeout, len(names),
+		func(i int) string { return "deleting pod " + namespace + "/" + names[i] },
+		func(ctx context.Context, i int) error { return d.pc.DeletePod(ctx, namespace, names[i], object) })
 }
 
 func (d deadlinePodControl) PatchPod(ctx context.Context, namespace, name string, data []byte) error {

@@ -152,26 +152,6 @@ func TestHungWritesDoNotPinTheOwner(t *testing.T) {
 	}
 }
 
-// TestWithinDeadlineReturnsTheAnswer: a call that answers in time gives its
-// answer; the context it gets carries the deadline.
-func TestWithinDeadlineReturnsTheAnswer(t *testing.T) {
-	v, err := withinDeadline(context.Background(), time.Minute, "answering", func(ctx context.Context) (int, error) {
-		_, ok := ctx.Deadline()
-		assert.True(t, ok)
-		return 7, assert.AnError
-	})
-	assert.Equal(t, 7, v)
-	assert.ErrorIs(t, err, assert.AnError)
-
-	release := make(chan struct{})
-	defer close(release)
-	_, err = withinDeadline(context.Background(), time.Millisecond, "hanging", func(context.Context) (int, error) {
-		<-release
-		return 1, nil
-	})
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-}
-
 // answeringDeletes is a pod control whose deletes answer by pod name:
 // "missing" is NotFound, "refused" an error, "hung" never (ignoring its
 // context until released), any other nil.

@@ -18,6 +18,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
 )
@@ -186,7 +187,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 // records the owner's new resource version for the read-your-writes guard.
 // guard is nil when the guard is off for this sync.
 func (c *Controller[O]) writeStatus(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, in StatusInput) error {
-	updated, err := withinDeadline(ctx, c.cfg.writeTimeout, "writing the status", func(ctx context.Context) (O, error) {
+	updated, err := writedeadline.Call(ctx, c.cfg.writeTimeout, "writing the status", func(ctx context.Context) (O, error) {
 		return c.kind.UpdateStatus(ctx, o, in)
 	})
 	if err != nil {
@@ -234,7 +235,7 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, err error) {
 	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
 		// A read, but one that gates writes: bounded like them.
-		fresh, err := withinDeadline(ctx, c.cfg.writeTimeout, "re-reading the owner", func(ctx context.Context) (O, error) {
+		fresh, err := writedeadline.Call(ctx, c.cfg.writeTimeout, "re-reading the owner", func(ctx context.Context) (O, error) {
 			return c.kind.GetUncached(ctx, o.GetNamespace(), o.GetName())
 		})
 		if err != nil {

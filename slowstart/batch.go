@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -28,6 +30,12 @@ const InitialBatchSize = 1
 //
 // count <= 0 or initialBatchSize <= 0 returns (0, nil) without calling fn.
 // Every goroutine Batch starts has exited when it returns.
+//
+// A call that panics does not crash the process from Batch's goroutine: the
+// rest of its batch finishes, no later batch starts, and Batch panics in the
+// caller's goroutine with a *PanicError holding the value and the stack of
+// the goroutine that panicked. A call that calls runtime.Goexit (t.FailNow)
+// makes Batch call runtime.Goexit in the caller's goroutine likewise.
 //
 // A nil ctx or fn is a programmer error: Batch panics in the caller's
 // goroutine, whatever the count, rather than in a goroutine of its own,
@@ -109,16 +117,38 @@ func runBatch(ctx context.Context, start, size, maxConcurrency int, fn func(cont
 	if maxConcurrency > 0 && maxConcurrency < size {
 		slots = make(chan struct{}, maxConcurrency)
 	}
+	var (
+		// panicked is the first call that panicked or called runtime.Goexit;
+		// the caller's goroutine repeats it once the batch has finished.
+		panicked    *callPanic
+		panickedSet atomic.Bool
+	)
 	call := func() {
+		returned := false
+		defer func() {
+			if !returned {
+				// recover in the deferred function itself: nil here with
+				// returned false means fn called runtime.Goexit.
+				p := &callPanic{value: recover(), goexit: true}
+				if p.value != nil {
+					p.goexit = false
+					p.stack = debug.Stack()
+				}
+				if panickedSet.CompareAndSwap(false, true) {
+					panicked = p
+				}
+			}
+			if slots != nil {
+				<-slots
+			}
+			wg.Done()
+		}()
 		if err := fn(ctx, start+int(next.Add(1)-1)); err != nil {
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
 		}
-		if slots != nil {
-			<-slots
-		}
-		wg.Done()
+		returned = true
 	}
 	wg.Add(size)
 	for range size {
@@ -128,8 +158,45 @@ func runBatch(ctx context.Context, start, size, maxConcurrency int, fn func(cont
 		go call()
 	}
 	wg.Wait()
+	if panicked != nil {
+		panicked.repeat()
+	}
 	if len(errs) == 0 {
 		return 0, nil
 	}
 	return len(errs), errors.Join(errs...)
+}
+
+// PanicError is the value Batch and BatchIndexed panic with, in the caller's
+// goroutine, when a call panicked in the goroutine Batch gave it.
+type PanicError struct {
+	// Value is what the call panicked with.
+	Value any
+	// Stack is the stack of the goroutine that panicked, at the panic.
+	Stack []byte
+}
+
+func (p *PanicError) Error() string {
+	return fmt.Sprintf("slowstart: a call panicked: %v\n\n%s", p.Value, p.Stack)
+}
+
+// Unwrap returns the panic value when it is an error, so that errors.Is and
+// errors.As see through a recovered *PanicError.
+func (p *PanicError) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
+
+// callPanic is how a call ended when it did not return.
+type callPanic struct {
+	value  any
+	stack  []byte
+	goexit bool
+}
+
+func (p *callPanic) repeat() {
+	if p.goexit {
+		runtime.Goexit()
+	}
+	panic(&PanicError{Value: p.value, Stack: p.stack})
 }

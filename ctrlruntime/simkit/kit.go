@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -22,8 +23,9 @@ import (
 
 // nowhere is the REST config handed to controller-runtime where it insists
 // on one. Nothing is ever sent there: the informers are built over the
-// simulated cluster (newInformer), and the port is one nothing listens on,
-// so a stray request fails at once instead of reaching a real server.
+// simulated cluster (newInformer), a manager's API reader is the kit's
+// (NewManager), and the port is one nothing listens on, so a stray request
+// (an event) fails at once instead of reaching a real server.
 var nowhere = &rest.Config{Host: "http://127.0.0.1:1"}
 
 // Kit is a controller-runtime cache and client over a simulated cluster.
@@ -36,6 +38,7 @@ type Kit struct {
 	client  client.Client
 
 	makeInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
+	logger       logr.Logger
 
 	startMu sync.Mutex
 	running bool // Start was called
@@ -64,6 +67,7 @@ func New(scheme *runtime.Scheme, opts ...Option) (*Kit, error) {
 		scheme:       scheme,
 		mapper:       newStaticMapper(scheme, cfg.clusterScoped),
 		makeInformer: cfg.newInformer,
+		logger:       cfg.logger,
 	}
 	if k.makeInformer == nil {
 		k.makeInformer = toolscache.NewSharedIndexInformer

@@ -19,10 +19,13 @@ import (
 // through). The manager starts the kit's cache: do not also call Start or
 // StartTest.
 //
-// What the manager reaches outside the kit talks to no server:
-// GetAPIReader fails (use the kit's APIReader), and events from
-// GetEventRecorderFor are dropped after failing to be sent (give your
-// reconciler a record.FakeRecorder to assert on events).
+// GetAPIReader is the kit's APIReader, so a controller that reads live
+// before it adopts (childsetcr, podsetcr) works as against an API server.
+// The manager logs through opts.Logger, or when that is unset the kit's
+// WithLogger (TestLogger shows reconcile errors in the test's log). Events
+// from GetEventRecorderFor are dropped after failing to be sent: they talk
+// to no server (give your reconciler a record.FakeRecorder to assert on
+// events).
 func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 	opts.Scheme = k.scheme
 	opts.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return k.mapper, nil }
@@ -32,5 +35,23 @@ func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 		opts.Metrics.BindAddress = "0"
 	}
 	opts.LeaderElection = false
-	return manager.New(nowhere, opts)
+	if opts.Logger.GetSink() == nil && k.logger.GetSink() != nil {
+		opts.Logger = k.logger
+	}
+	mgr, err := manager.New(nowhere, opts)
+	if err != nil {
+		return nil, err
+	}
+	return kitManager{Manager: mgr, apiReader: k.api}, nil
 }
+
+// kitManager is a manager whose API reader is the kit's: controller-runtime
+// builds its own from the REST config, which reaches no server here, and
+// offers no option to replace it.
+type kitManager struct {
+	manager.Manager
+	apiReader client.Reader
+}
+
+// GetAPIReader reads the simulated cluster directly.
+func (m kitManager) GetAPIReader() client.Reader { return m.apiReader }

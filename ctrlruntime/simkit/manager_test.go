@@ -2,6 +2,8 @@ package simkit_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/simkit"
 )
 
 // A manager over the kit runs a controller built with controller-runtime's
@@ -76,4 +80,42 @@ func TestManagerRunsControllersOnTheKit(t *testing.T) {
 		return mgr.GetClient().List(ctx, &cached) == nil && kit.APIReader().List(ctx, &live) == nil &&
 			len(cached.Items) == len(live.Items) && len(live.Items) >= len(workers.Items)
 	}, 30*time.Second, 5*time.Millisecond, "the cache catches up after the release")
+}
+
+// The manager's API reader is the kit's: it reads what the cluster holds,
+// where controller-runtime's own would dial the REST config's dead address.
+func TestManagerAPIReaderReadsTheCluster(t *testing.T) {
+	kit := newKit(t)
+	mgr, err := kit.NewManager(manager.Options{})
+	require.NoError(t, err)
+	set := &WorkerSet{ObjectMeta: metav1.ObjectMeta{Namespace: trainKey.Namespace, Name: trainKey.Name}}
+	require.NoError(t, kit.APIReader().Create(context.Background(), set))
+	var read WorkerSet
+	require.NoError(t, mgr.GetAPIReader().Get(context.Background(), trainKey, &read))
+	assert.Equal(t, set.UID, read.UID)
+}
+
+// recordingTB is a testing.TB whose Log and Cleanup the test sees.
+type recordingTB struct {
+	testing.TB
+	logged   []string
+	cleanups []func()
+}
+
+func (r *recordingTB) Log(args ...any)  { r.logged = append(r.logged, fmt.Sprint(args...)) }
+func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+
+// TestLogger writes errors to the test's log until its cleanup has run, and
+// drops what comes after.
+func TestTestLogger(t *testing.T) {
+	tb := &recordingTB{TB: t}
+	logger := simkit.TestLogger(tb)
+	logger.Error(errors.New("boom"), "Reconciler error", "controller", "c")
+	require.Len(t, tb.logged, 1)
+	assert.Contains(t, tb.logged[0], `"msg"="Reconciler error" "error"="boom"`)
+	for _, f := range tb.cleanups {
+		f()
+	}
+	logger.Info("late")
+	assert.Len(t, tb.logged, 1, "nothing is logged after the cleanup")
 }

@@ -3,6 +3,8 @@ package simkit
 import (
 	"time"
 
+	"github.com/go-logr/logr"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -20,6 +22,7 @@ type config struct {
 	clusterScoped []schema.GroupKind
 	shared        *simcluster.Cluster
 	newInformer   func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
+	logger        logr.Logger
 }
 
 // WithClusterOptions passes options to the simulated cluster New builds
@@ -58,4 +61,13 @@ func WithCluster(c *simcluster.Cluster) Option {
 // test of code that wraps it. nil means client-go's.
 func WithNewInformer(newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer) Option {
 	return func(cfg *config) { cfg.newInformer = newInformer }
+}
+
+// WithLogger is the logger of the managers NewManager builds when their
+// options set none: controller-runtime logs every reconcile error there
+// ("Reconciler error"), which otherwise goes nowhere. TestLogger(tb) writes
+// to the test's log. The zero logr.Logger means controller-runtime's
+// default.
+func WithLogger(logger logr.Logger) Option {
+	return func(cfg *config) { cfg.logger = logger }
 }

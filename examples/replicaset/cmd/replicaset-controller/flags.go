@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -106,8 +109,19 @@ func (o *options) validate() error {
 	if o.burst < 1 {
 		errs = append(errs, fmt.Errorf("--burst-replicas must be at least 1, not %d", o.burst))
 	}
-	if o.qps <= 0 || o.apiBurst < 1 {
-		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive and --kube-api-burst at least 1"))
+	// NaN compares false with everything, so "not > 0" refuses it too.
+	if !(o.qps > 0) || math.IsInf(o.qps, 1) {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be a positive finite number, not %v", o.qps))
+	}
+	if o.apiBurst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1, not %d", o.apiBurst))
+	}
+	if o.metricsAddr != "" {
+		if err := checkHostPort(o.metricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-addr: %w (an empty address disables the metrics server)", err))
+		}
+	} else if o.profiling {
+		errs = append(errs, fmt.Errorf("--profiling serves Go's profiles on --metrics-addr, which is empty: set an address or drop --profiling"))
 	}
 	if o.requestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-timeout must be positive, not %v: a write without a deadline can hold a worker forever", o.requestTimeout))
@@ -125,4 +139,18 @@ func (o *options) validate() error {
 		errs = append(errs, o.shard.validate())
 	}
 	return errors.Join(errs...)
+}
+
+// checkHostPort checks that addr is a host:port a TCP server can listen
+// on, port 0 to 65535 in digits; whether the port is free is checked when
+// the server binds it (canListen).
+func checkHostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("address %s: the port must be a number from 0 to 65535, not %q", addr, port)
+	}
+	return nil
 }

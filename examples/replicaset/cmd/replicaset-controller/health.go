@@ -72,6 +72,18 @@ func startMetricsServer(addr string, metrics http.Handler, profiling bool) (*hea
 	return h, nil
 }
 
+// canListen reports whether a TCP server can listen on addr now, by
+// binding it and letting it go: run checks --metrics-addr this way at start,
+// so a taken port or an address of no local interface fails the start
+// rather than leaving the binary running without metrics.
+func canListen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ln.Close()
+}
+
 func (h *healthServer) listen(what, addr string, mux *http.ServeMux) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

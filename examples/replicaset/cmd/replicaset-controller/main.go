@@ -93,6 +93,12 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 2
 	}
+	if o.metricsAddr != "" {
+		if err := canListen(o.metricsAddr); err != nil {
+			fmt.Fprintf(stderr, "replicaset-controller: --metrics-addr %s is unusable: %v (an empty address disables the metrics server)\n", o.metricsAddr, err)
+			return 2
+		}
+	}
 	ctx = klog.NewContext(ctx, klog.Background())
 	cfg, err := o.restConfig()
 	if err != nil {

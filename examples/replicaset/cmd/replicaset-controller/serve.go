@@ -82,15 +82,13 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 		}
 	}
 	if o.metricsAddr != "" {
+		// Refused even when simulated: run checked the address at start,
+		// and a binary asked for metrics must not run on without them.
 		h, err := startMetricsServer(o.metricsAddr, metrics.handler(), o.profiling)
-		switch {
-		case err == nil:
-			defer h.stop()
-		case simulated:
-			klog.FromContext(ctx).Info("Metrics server disabled", "reason", err.Error())
-		default:
+		if err != nil {
 			return err
 		}
+		defer h.stop()
 	}
 	// work runs the controller until ctx is done (stop now) or drain is
 	// closed (drain, then stop).
