@@ -46,6 +46,18 @@ func (m *Member) Wants(h uint64) bool {
 	return m.active.Contains(h) || m.share.Contains(h)
 }
 
+// TakeUps counts the steps in which the member took ranges up. Between two
+// equal shares, a different count means the ranges were given up and taken
+// back, and another member may have worked on them meanwhile: a cache over
+// the share must list it afresh before work resumes, as for any range
+// gained. A subscriber that compares shares only would miss a loss and a
+// return announced in quick succession.
+func (m *Member) TakeUps() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.takeUps
+}
+
 // guard is one running piece of work over a hash.
 type guard struct {
 	hash   uint64

@@ -73,6 +73,7 @@ type Member struct {
 	draining   []drain
 	members    []string
 	share      Ranges // the assignment's share for this member at the last step
+	takeUps    uint64 // steps that added ranges to active
 	guards     map[uint64]*guard
 	nextGuard  uint64
 	guardsIdle chan struct{} // closed and replaced when the last guard returns
@@ -263,7 +264,10 @@ func (m *Member) step(ctx context.Context) {
 				blocked = blocked.Union(d.ranges)
 			}
 		}
-		m.active = m.active.Union(written.Intersect(target).Subtract(blocked))
+		if taken := written.Intersect(target).Subtract(blocked).Subtract(m.active); !taken.Empty() {
+			m.active = m.active.Union(taken)
+			m.takeUps++
+		}
 	}
 	m.releaseLocked(m.active.Subtract(target), now)
 	m.pending = target.Subtract(m.active)

@@ -192,3 +192,26 @@ func TestRenewalStoredButUnansweredKeepsTheLease(t *testing.T) {
 		t.Fatalf("the Lease was renewed at %v, want %v", got, c.clk.Now())
 	}
 }
+
+// A lapse and the return of the same ranges count a take-up, so a
+// subscriber that sees the same share before and after still knows to list
+// it afresh.
+func TestTakeUpsCountReturns(t *testing.T) {
+	c := newCluster(t)
+	m := c.add("a")
+	c.settle("a")
+	before, held := m.TakeUps(), m.Held()
+	c.advance(DefaultLeaseDuration) // a lapse
+	c.settle("a")
+	if !m.Held().Equal(held) {
+		t.Fatalf("a came back with %.3f of the space, want %.3f", m.Held().Fraction(), held.Fraction())
+	}
+	if m.TakeUps() == before {
+		t.Fatal("the same share given up and taken back counted no take-up")
+	}
+	c.advance(DefaultRenewInterval)
+	c.step("a")
+	if got := m.TakeUps(); got != before+1 {
+		t.Fatalf("%d take-ups after one lapse and a quiet step, want %d", got-before, 1)
+	}
+}

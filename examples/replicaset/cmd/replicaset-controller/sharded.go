@@ -117,9 +117,7 @@ func (s shardConfig) podSharding() shard.Sharding {
 // counts the pods of a newly gained owner from a cache that has not seen
 // them. A range that is lost is safe without waiting for the restart: the
 // member cancels the Guard contexts over it at once, and syncs of its owners
-// are skipped from then on. A share that empties (a lapsed Lease) keeps the
-// epoch running, fenced, until the share comes back: unchanged, nothing
-// restarts.
+// are skipped from then on.
 type ringRunner struct {
 	o       options
 	client  kubernetes.Interface // writes
@@ -135,6 +133,7 @@ type ringRunner struct {
 // epoch is the controller and informers of one share.
 type epoch struct {
 	held         shard.Ranges
+	takeUps      uint64 // the member's TakeUps before held was read
 	ctrl         *replicaset.Controller
 	pods, owners cache.SharedIndexInformer
 	ownerLW      *shard.ShareListWatch
@@ -236,10 +235,14 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 // from held, drain is closed or ctx is done.
 func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held shard.Ranges) (epochEnd, error) {
 	logger := klog.FromContext(ctx)
+	// Read before the informers list, so that a take-up after this
+	// restarts the epoch and one before it is in the list.
+	takeUps := r.member.TakeUps()
 	e, err := r.newEpoch(ctx, held)
 	if err != nil {
 		return stoppedNow, err
 	}
+	e.takeUps = takeUps
 	r.metrics.epochs.Inc()
 	r.metrics.held.Set(held.Fraction())
 	logger.Info("Starting work on this replica's share", "ring", r.o.shard.ring, "identity", r.member.Identity(),
@@ -265,14 +268,11 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held s
 	for {
 		select {
 		case <-r.changed:
-			// An empty share is almost always a lapse of the Lease, which
-			// the member takes back a step later: the epoch's informers
-			// keep watching and its syncs are fenced meanwhile (the guard
-			// retries those of owners the member still wants), so it runs
-			// on rather than relist the whole share and hold every owner
-			// back for the caches. A share that comes back different
-			// restarts it then.
-			if now := r.member.Held(); now.Empty() || now.Equal(held) {
+			// The same share with no take-up since the epoch began needs
+			// nothing. The same share taken up again (a lapse, announced
+			// as a loss and a return) needs a fresh list like any gain:
+			// another member may have worked on it meanwhile.
+			if r.member.TakeUps() == e.takeUps && r.member.Held().Equal(held) {
 				continue
 			}
 			stop()
