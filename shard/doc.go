@@ -33,7 +33,9 @@
 // claim is written and no other fresh Lease claims it; a member gives a range
 // up by stopping work first and dropping the claim afterwards. A member that
 // could not renew its Lease within the Lease duration minus a safety margin
-// stops holding anything, before others may take over; this assumes the
-// replicas' clocks differ by less than that margin (WithSafetyMargin).
-// handover.go has the details.
+// stops holding anything, before others may take over: they do only once
+// they have seen its Lease unchanged for the whole duration on their own
+// clocks, never trusting the renewTime another clock wrote, so any clock
+// offset between replicas is safe (PeerClockSkew reports it) as long as the
+// clocks run at the same rate. handover.go has the details.
 package shard

@@ -20,12 +20,19 @@ import (
 // the ranges it gave up while work on them may still be running (draining).
 // One step of a member, every renew interval:
 //
-//  1. Write its Lease: a fresh renewTime and claims = active ∪ pending ∪
-//     draining. The write extends its validity to renewTime + duration −
-//     safety margin.
-//  2. List the ring's Leases (a quorum read, not a cache). The fresh ones
-//     (renewTime + leaseDurationSeconds > now) are the members; every member
-//     computes the same Assign over them; its own share is its target.
+//  1. Write its Lease: claims = active ∪ pending ∪ draining and a fresh
+//     renewTime. If the write succeeds, it extends the member's validity to
+//     t + duration − safety margin, t being its own clock's reading just
+//     before the write; if the write returned only after the previous
+//     validity had passed, the member first stops all active ranges.
+//  2. List the ring's Leases (a quorum read, not a cache), reading its clock
+//     just before (start) and just after (end). A Lease is fresh while this
+//     member has seen it unchanged (resourceVersion, renewTime, holder,
+//     claims) for less than its leaseDurationSeconds, capped: a version it
+//     sees for the first time counts as seen at end, and it stops being
+//     fresh once start reaches that plus the duration. The fresh Leases are
+//     the members; every member computes the same Assign over them; its own
+//     share is its target.
 //  3. Take up pending hashes that are in the target and that no other fresh
 //     Lease claims: they become active. Only hashes written as claims in
 //     step 1 of this same step qualify.
@@ -35,23 +42,38 @@ import (
 //     next write still claims them while work may run. Pending becomes
 //     target − active.
 //
-// Why no two members are ever active on one hash: say A and B both took up h.
-// Each wrote its claim on h and then listed. Writes and quorum reads are
-// linearizable, so whichever wrote second listed after the other's claim
-// and saw it, unless the other had dropped h (it dropped h only after it
-// stopped work on h) or its Lease looked expired. A Lease looks expired to
-// others at renewTime + duration, while its own member stops trusting its
-// ranges at renewTime + duration − margin, measured from the stamp it
-// wrote (Holds reads the clock on every call, and Guard contexts end there
-// too): with clock skew under the margin, the expired member has stopped.
-// A member that finds its Lease changed or deleted by someone else drops
-// everything and rejoins, and a member that joins over a fresh Lease of an
-// earlier incarnation of itself keeps that incarnation's claims (foreign
-// draining) until that Lease would have expired.
+// No member reads another's renewTime as a time: it comes from another
+// clock, which may be off by any amount (or be hand-edited). Expiry is
+// judged only by differences between two readings of one clock, so clock
+// offsets between members don't matter; clock rates have to agree, which
+// they do to a few parts per million.
+//
+// Why no two members are ever active on one hash: say A and B both took up
+// h. Each wrote its claim on h and then listed. Writes and quorum reads are
+// linearizable, so whichever wrote second, say B, listed after A's claim and
+// saw it, unless A had dropped h (it drops h only after it stopped work on
+// h) or A's Lease looked expired to B. Then B's list began at least a
+// duration after B first saw the version of A's Lease that it showed. That
+// version was written after A read its clock for it, so, in real time, A's
+// validity from that write had ended (duration − margin after that reading)
+// a margin before B's list began. A renewal of A that returned while A was
+// still valid had landed before B's list began and would have shown in it,
+// as a change; one that returned later found A's validity lapsed, so A
+// stopped all ranges (step 1) instead of carrying them on. Either way A had
+// stopped before B took h up, with the margin to spare for A's writes
+// already sent and for clock rates drifting apart. A member that
+// starts has seen nothing change yet, so it waits a whole duration before it
+// takes over from any Lease, however old its renewTime looks. A member that
+// finds its Lease changed or deleted by someone else drops everything and
+// rejoins, and a member that joins over its own Lease left with claims by an
+// earlier incarnation keeps those claims (foreign draining) for the Lease's
+// duration from when it read it, as if it had seen it renewed then.
 //
 // Liveness: two members can block each other's pending claims only while
 // their views of the membership differ; once the Leases stop changing they
-// compute the same assignment and one of them drops the claim.
+// compute the same assignment and one of them drops the claim. A member
+// that stopped renewing is out of everyone's view at most a duration plus a
+// renew interval after its last renewal.
 
 // Member is one replica's membership in a ring: its Lease, its share of the
 // hash space, and the fence that says whether it may still work on a hash.
@@ -61,9 +83,12 @@ type Member struct {
 	store    leaseStore
 	running  atomic.Bool
 
-	// Used by Run's goroutine only: the last assignment and its members.
+	// Used by Run's goroutine only: the last assignment and its members,
+	// and the ring's Leases as this member saw them change.
 	assignedFor []string
 	target      Ranges
+	observed    map[string]*observation
+	nextExpiry  time.Time // when the first fresh Lease of another member expires
 
 	mu         sync.Mutex
 	joined     bool
@@ -77,6 +102,7 @@ type Member struct {
 	guards     map[uint64]*guard
 	nextGuard  uint64
 	guardsIdle chan struct{} // closed and replaced when the last guard returns
+	peerSkew   time.Duration // largest proven peer clock offset, for PeerClockSkew
 }
 
 // drain is a set of given-up ranges that stay claimed until until, or until
@@ -146,10 +172,7 @@ func (m *Member) Run(ctx context.Context) error {
 	}
 	for {
 		m.step(ctx)
-		wait := m.cfg.renewInterval
-		if m.handingOver() {
-			wait = max(m.cfg.renewInterval/4, time.Millisecond)
-		}
+		wait := m.nextWait(m.cfg.clock.Now())
 		timer := m.cfg.clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -158,6 +181,21 @@ func (m *Member) Run(ctx context.Context) error {
 		case <-timer.C():
 		}
 	}
+}
+
+// nextWait returns how long Run waits before the next step: a renew
+// interval, a quarter of it while ranges are moving, and no longer than
+// until another member's Lease expires, so its ranges move on as soon as
+// they may rather than up to a renew interval later.
+func (m *Member) nextWait(now time.Time) time.Duration {
+	wait := m.cfg.renewInterval
+	if m.handingOver() {
+		wait = max(m.cfg.renewInterval/4, time.Millisecond)
+	}
+	if m.nextExpiry.After(now) {
+		wait = min(wait, m.nextExpiry.Sub(now))
+	}
+	return wait
 }
 
 // handingOver reports whether a step soon would move ranges: something is
@@ -194,10 +232,11 @@ func (m *Member) step(ctx context.Context) {
 	// reappear unchanged to a subscriber that never saw them go.
 	defer m.notify(before)
 
-	// Stamp at microsecond precision, as the API server stores it, so our
-	// validity never outlives what others read.
+	// renewTime is informational (others judge expiry on their own clocks);
+	// microsecond precision is what the API server stores.
 	stamp := metav1.NewMicroTime(now.Truncate(time.Microsecond))
 	renewErr := m.store.renew(ctx, claims, stamp)
+	renewed := m.cfg.clock.Now()
 	if renewErr != nil {
 		logger.Error(renewErr, "Renewing Lease failed", "identity", m.identity)
 		if errors.Is(renewErr, errLeaseLost) {
@@ -210,36 +249,39 @@ func (m *Member) step(ctx context.Context) {
 		}
 	} else {
 		m.mu.Lock()
-		if returned := m.cfg.clock.Now(); !returned.Before(m.validUntil) {
+		if !renewed.Before(m.validUntil) && !m.active.Empty() {
 			// The renewal came back after the validity it was to extend had
-			// passed: for a while Holds was false, Guards were cancelled and
-			// work was turned away, yet the held ranges would look unchanged
-			// and nobody would be told. Treat it as the lapse it was: give
-			// the ranges up and take them up again through the protocol, so
-			// the change is announced both ways and the work turned away is
-			// done by the next holder, this member or another. The drain
-			// of what was given up starts now, not at the step's start.
-			m.releaseLocked(m.active, returned)
+			// passed: others may have found the Lease expired before it
+			// landed, and for a while Holds was false, Guards were
+			// cancelled and work was turned away, yet the held ranges
+			// would look unchanged and nobody would be told. Treat it as
+			// the lapse it was: give the ranges up and take them up again
+			// through the protocol, so the change is announced both ways
+			// and the work turned away is done by the next holder, this
+			// member or another. The drain starts now, not at the step's
+			// start.
+			logger.Info("Lease renewed after it lapsed; stopping all ranges", "identity", m.identity)
+			m.releaseLocked(m.active, renewed)
 		}
-		if until := stamp.Add(m.cfg.leaseDuration - m.cfg.safetyMargin); until.After(m.validUntil) {
+		// From the clock reading taken before the write, not from the
+		// stamp: others count from when they saw the write, which is later.
+		if until := now.Add(m.cfg.leaseDuration - m.cfg.safetyMargin); until.After(m.validUntil) {
 			m.validUntil = until
 		}
 		m.mu.Unlock()
 	}
 
+	listed := m.cfg.clock.Now()
 	leases, err := m.store.list(ctx)
 	if err != nil {
 		logger.Error(err, "Listing ring members failed", "ring", m.store.ring)
+		m.nextExpiry = time.Time{}
 		return
 	}
 	now = m.cfg.clock.Now()
 	var identities []string
 	var othersClaim Ranges
-	for i := range leases {
-		p, ok := m.readPeer(&leases[i])
-		if !ok || !now.Before(p.expiry) {
-			continue
-		}
+	for _, p := range m.observe(leases, listed, now) {
 		identities = append(identities, p.identity)
 		if p.identity != m.identity {
 			othersClaim = othersClaim.Union(p.claims)
@@ -276,23 +318,26 @@ func (m *Member) step(ctx context.Context) {
 }
 
 // join reads the member's own Lease before the first write: if an earlier
-// incarnation left it fresh with claims, those stay claimed until it would
-// expire, since that incarnation may still be working.
+// incarnation left claims in it, those stay claimed for the Lease's duration
+// from now, since that incarnation may still be working. Its renewTime can't
+// tell: it comes from the earlier incarnation's clock, maybe another node's,
+// so the Lease counts as just renewed, as any Lease seen for the first time.
 func (m *Member) join(ctx context.Context) error {
 	l, err := m.store.get(ctx)
 	if err != nil {
 		return err
 	}
+	read := m.cfg.clock.Now()
 	m.joined = true
 	if l == nil {
 		return nil
 	}
 	inherited, ok := m.readPeer(l)
-	if !ok || inherited.claims.Empty() || !m.cfg.clock.Now().Before(inherited.expiry) {
+	if !ok || inherited.claims.Empty() {
 		return nil
 	}
 	m.mu.Lock()
-	m.draining = append(m.draining, drain{ranges: inherited.claims, until: inherited.expiry, foreign: true})
+	m.draining = append(m.draining, drain{ranges: inherited.claims, until: read.Add(inherited.duration), foreign: true})
 	m.mu.Unlock()
 	return nil
 }

@@ -7,6 +7,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 )
 
 // Join, leave and pause, stepping every member a renew interval apart; the
@@ -234,5 +238,53 @@ func TestNoTakeUpWithoutPublishedClaim(t *testing.T) {
 		}
 	}
 	c.noWrite["b"].Store(false)
+	c.settle("a", "b")
+}
+
+// slowUpdates runs a function inside the next Lease update before it lands,
+// as a write that takes that long would.
+type slowUpdates struct {
+	coordinationv1client.LeaseInterface
+	meanwhile func()
+}
+
+func (s *slowUpdates) Update(ctx context.Context, l *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	if f := s.meanwhile; f != nil {
+		s.meanwhile = nil
+		f()
+	}
+	return s.LeaseInterface.Update(ctx, l, o)
+}
+
+// A renewal that lands after its member's validity lapsed must not carry
+// the member's ranges on: meanwhile the others found its Lease expired and
+// took them over.
+func TestRenewalAfterLapseStopsRanges(t *testing.T) {
+	c := newCluster(t)
+	a := c.add("a", WithWriteTimeout(6*time.Second))
+	c.add("b", WithWriteTimeout(6*time.Second))
+	c.settle("a", "b")
+	held := a.Held()
+
+	// a misses two steps (a pause), then renews just before its validity
+	// ends, and the write takes 5.5s, within its write timeout.
+	c.advance(DefaultRenewInterval)
+	c.step("b")
+	c.advance(DefaultRenewInterval)
+	c.step("b")
+	c.advance(DefaultLeaseDuration - DefaultSafetyMargin - 2*DefaultRenewInterval - 500*time.Millisecond)
+	a.store.leases = &slowUpdates{LeaseInterface: a.store.leases, meanwhile: func() {
+		c.advance(4500 * time.Millisecond)
+		c.step("b") // a's Lease unchanged for 16s: expired
+		c.advance(time.Second)
+		c.step("b") // takes up a's share
+		if !c.members["b"].Held().Equal(FullRanges()) {
+			t.Fatalf("b holds %.3f while a's Lease looks expired", c.members["b"].Held().Fraction())
+		}
+	}}
+	c.step("a")
+	if !a.Held().Intersect(held).Empty() {
+		t.Fatalf("a carries on with %.3f of its share after a renewal that landed late", a.Held().Intersect(held).Fraction())
+	}
 	c.settle("a", "b")
 }

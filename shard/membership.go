@@ -33,36 +33,39 @@ var errLeaseLost = errors.New("shard: own Lease changed or deleted by another wr
 type peer struct {
 	identity string
 	claims   Ranges
-	expiry   time.Time
+	duration time.Duration // leaseDurationSeconds, capped by maxPeerDuration
 }
 
-// leaseExpiry returns when l stops being fresh: renewTime plus
-// leaseDurationSeconds. A Lease without either was never renewed by a member
-// and is not fresh.
-func leaseExpiry(l *coordinationv1.Lease) (time.Time, bool) {
-	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil || *l.Spec.LeaseDurationSeconds <= 0 {
-		return time.Time{}, false
-	}
-	return l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second), true
+// maxPeerDuration caps the duration a Lease may ask for: ten of this
+// member's durations, and at least five minutes. Members of a ring are meant
+// to use one duration; the cap leaves room for a rolling change of it, while
+// a hand-edited or corrupt leaseDurationSeconds (up to 68 years) blocks the
+// ranges it claims for minutes, not years. A member configured above the
+// cap of its peers is read as holding for the cap only, so it could be taken
+// over while it still trusts its Lease: keep durations within a factor of
+// ten.
+func maxPeerDuration(own time.Duration) time.Duration {
+	return max(10*own, 5*time.Minute)
 }
 
-// readPeer reads a Lease of the ring. A Lease without a holder identity is
-// ignored. Claims that don't parse are read as the whole space: an unknown
-// claim must block others until the Lease expires, never free a range.
+// readPeer reads a Lease of the ring. A Lease without a holder identity, a
+// renewTime or a positive leaseDurationSeconds was never renewed by a member
+// and is ignored. Claims that don't parse are read as the whole space: an
+// unknown claim must block others until the Lease expires, never free a
+// range. Whether the Lease is fresh is for observe to say: renewTime is
+// another clock's reading.
 func (m *Member) readPeer(l *coordinationv1.Lease) (peer, bool) {
-	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" ||
+		l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil || *l.Spec.LeaseDurationSeconds <= 0 {
 		return peer{}, false
 	}
-	expiry, ok := leaseExpiry(l)
-	if !ok {
-		return peer{}, false
-	}
+	duration := min(time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second, maxPeerDuration(m.cfg.leaseDuration))
 	claims, err := ParseRanges(l.Annotations[ClaimsAnnotation])
 	if err != nil {
 		m.cfg.logger.Error(err, "Unreadable claims, taken as the whole space", "lease", l.Name)
 		claims = FullRanges()
 	}
-	return peer{identity: *l.Spec.HolderIdentity, claims: claims, expiry: expiry}, true
+	return peer{identity: *l.Spec.HolderIdentity, claims: claims, duration: duration}, true
 }
 
 // leaseStore reads and writes the Leases of one member's ring; only the

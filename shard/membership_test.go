@@ -87,8 +87,9 @@ func TestExpiredMemberLeavesTheRing(t *testing.T) {
 		t.Fatalf("members %v", a.Members())
 	}
 
-	// b stops renewing. Its Lease is fresh for 15s after its last renewal.
-	for elapsed := time.Duration(0); elapsed < DefaultLeaseDuration; elapsed += DefaultRenewInterval {
+	// b stops renewing. Its Lease is fresh for 15s after a first saw its
+	// last renewal, which a's next list did, up to a renew interval later.
+	for elapsed := time.Duration(0); elapsed < DefaultLeaseDuration+DefaultRenewInterval; elapsed += DefaultRenewInterval {
 		c.advance(DefaultRenewInterval)
 		c.step("a")
 		if c.clk.Now().Before(c.lease("b").Spec.RenewTime.Add(DefaultLeaseDuration)) && !slices.Contains(a.Members(), "b") {

@@ -73,9 +73,13 @@ func WithClock(clk clock.WithTicker) Option {
 }
 
 // WithLeaseDuration sets how long a member's Lease stays fresh after a
-// renewal; others take over its ranges once it has passed. It is written in
-// whole seconds (leaseDurationSeconds), so it must be a positive multiple of
-// a second. The default is DefaultLeaseDuration.
+// renewal; others take over its ranges once they have seen the Lease
+// unchanged for that long on their own clocks. It is written in whole
+// seconds (leaseDurationSeconds), so it must be a positive multiple of a
+// second. Members of a ring should use one duration: a member reads a
+// peer's duration above max(10 × its own, 5 minutes) as that cap, so a
+// hand-edited Lease can't block ranges for longer. The default is
+// DefaultLeaseDuration.
 func WithLeaseDuration(d time.Duration) Option {
 	if d < time.Second || d%time.Second != 0 {
 		panic(fmt.Sprintf("shard: WithLeaseDuration: %v is not a positive whole number of seconds", d))
@@ -93,9 +97,12 @@ func WithRenewInterval(d time.Duration) Option {
 }
 
 // WithSafetyMargin sets how much earlier than its Lease's expiry a member
-// stops trusting its own ranges: it covers clock skew between replicas and
-// the time a write already sent may still take. The default is
-// DefaultSafetyMargin; zero is allowed for a single shared clock.
+// stops trusting its own ranges: it covers the time a write already sent
+// may still take and clocks running at slightly different rates. Clock
+// offsets between replicas need no margin, since every member judges
+// expiry on its own clock; an offset past the margin is logged and shows in
+// PeerClockSkew. The default is DefaultSafetyMargin; zero is allowed for a
+// single shared clock.
 func WithSafetyMargin(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("shard: WithSafetyMargin: negative margin %v", d))

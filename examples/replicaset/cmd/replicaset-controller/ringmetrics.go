@@ -6,7 +6,8 @@ import (
 
 // ringMetrics is what a replica of a ring (--shard-ring) publishes on
 // /metrics besides the controller's own: how much of the hash space it
-// holds, how often its share changed, and what its caches hold.
+// holds, how often its share changed, what its caches hold, and how far the
+// other replicas' clocks are off.
 type ringMetrics struct {
 	held      prometheus.Gauge
 	handovers prometheus.Counter
@@ -49,7 +50,11 @@ func newRingMetrics(reg *prometheus.Registry, r *ringRunner) (*ringMetrics, erro
 		Name: "ctrlkit_shard_server_filtered",
 		Help: "1 when the API server filtered the last owner list by the share (ShardedListAndWatch), 0 when this client did, -1 before the first list.",
 	}, r.serverFiltered)
-	for _, c := range []prometheus.Collector{m.held, m.handovers, m.epochs, m.fenced, owners, pods, members, server} {
+	skew := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "ctrlkit_shard_peer_clock_skew_seconds",
+		Help: "Largest offset of another ring member's clock from this replica's that their Lease renewals prove (a lower bound). The hand-over does not depend on it; alert on it for time sync.",
+	}, func() float64 { return r.member.PeerClockSkew().Seconds() })
+	for _, c := range []prometheus.Collector{m.held, m.handovers, m.epochs, m.fenced, owners, pods, members, server, skew} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
