@@ -25,6 +25,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/shard"
+	"github.com/ctrlkit/ctrlkit/workqueue"
 	"github.com/ctrlkit/ctrlkit/workqueue/prommetrics"
 )
 
@@ -209,6 +210,7 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 			logger.Error(err, "Leaving the ring")
 		}
 	}()
+	var worked shard.Ranges // the share of the last epoch
 	for {
 		held := r.member.Held()
 		if held.Empty() {
@@ -221,10 +223,11 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 				return nil
 			}
 		}
-		end, err := r.runEpoch(ctx, drain, held)
+		end, err := r.runEpoch(ctx, drain, held, held.Subtract(worked))
 		if err != nil {
 			return err
 		}
+		worked = held
 		if end != shareChanged {
 			return nil
 		}
@@ -233,7 +236,10 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 
 // runEpoch runs the controller over held until the member's share differs
 // from held, drain is closed or ctx is done.
-func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held shard.Ranges) (epochEnd, error) {
+// Owners in gained, the ranges the last epoch did not have, are synced
+// first: they are the ones waiting since their holder stopped, while the
+// others were synced until a moment ago.
+func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, gained shard.Ranges) (epochEnd, error) {
 	logger := klog.FromContext(ctx)
 	// Read before the informers list, so that a take-up after this
 	// restarts the epoch and one before it is in the list.
@@ -243,6 +249,9 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held s
 		return stoppedNow, err
 	}
 	e.takeUps = takeUps
+	if err := r.prioritize(e, gained); err != nil {
+		return stoppedNow, err
+	}
 	r.metrics.epochs.Inc()
 	r.metrics.held.Set(held.Fraction())
 	logger.Info("Starting work on this replica's share", "ring", r.o.shard.ring, "identity", r.member.Identity(),
@@ -322,6 +331,43 @@ func (r *ringRunner) newEpoch(ctx context.Context, held shard.Ranges) (*epoch, e
 		return nil, err
 	}
 	return e, nil
+}
+
+// gainedPriority is the work-queue priority of the owners a share change
+// brought, above the default of every other event.
+const gainedPriority = 10
+
+// prioritize queues each owner the epoch's owner informer delivers whose
+// hash is in gained at gainedPriority, ahead of the owners the replica
+// held before; the controller's own handler queues it too, and the queue
+// keeps the higher priority.
+func (r *ringRunner) prioritize(e *epoch, gained shard.Ranges) error {
+	if gained.Empty() {
+		return nil
+	}
+	q, ok := e.ctrl.Queue().(interface {
+		AddWithOpts(workqueue.AddOpts, ...string)
+	})
+	if !ok {
+		return nil
+	}
+	key, prio := r.o.shard.key(), gainedPriority
+	_, err := e.owners.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return
+			}
+			h, err := shard.HashObject(m, key)
+			if err != nil || !gained.Contains(h) {
+				return
+			}
+			if k, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				q.AddWithOpts(workqueue.AddOpts{Priority: &prio}, k)
+			}
+		},
+	})
+	return err
 }
 
 // guard fences each sync with the member's Guard over the owner's hash. An

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ctrlkit/ctrlkit/shard"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -183,4 +184,49 @@ func TestLaggingOwners(t *testing.T) {
 		"not an owner",
 	})
 	require.Equal(t, []string{"ns/unobserved", "ns/short", "ns/over", "ns/nil-replicas-empty", "ns/rc"}, got)
+}
+
+// The owners a share change brought are handed out before the others: the
+// queue prioritize feeds must take priorities, and an owner of the gained
+// ranges comes out first.
+func TestGainedOwnersComeFirst(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cluster := simcluster.New(simcluster.WithStartupDelay(0))
+	cs := cluster.Client()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var uids []types.UID
+	for i := range 20 {
+		rs, err := cs.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		uids = append(uids, rs.UID)
+	}
+	r := &ringRunner{o: options{kind: kindReplicaSet, shard: shardConfig{by: shardByUID}}, client: cs, watches: cs}
+	whole := shard.Assign([]string{"a"})["a"]
+	gained := shard.Assign([]string{"a", "b"})["b"]
+	e, err := r.newEpoch(ctx, whole)
+	require.NoError(t, err)
+	require.NoError(t, r.prioritize(e, gained))
+	go e.owners.RunWithContext(ctx)
+	require.Eventually(t, func() bool { return e.ctrl.Queue().Len() == 20 }, 10*time.Second, 10*time.Millisecond)
+	want := 0
+	for _, uid := range uids {
+		if gained.Contains(shard.Hash(string(uid))) {
+			want++
+		}
+	}
+	require.NotZero(t, want, "no owner hashes into the gained ranges")
+	for i := range 20 {
+		key, _ := e.ctrl.Queue().Get()
+		obj, ok, err := e.owners.GetIndexer().GetByKey(key)
+		require.NoError(t, err)
+		require.True(t, ok)
+		inGained := gained.Contains(shard.Hash(string(obj.(*appsv1.ReplicaSet).UID)))
+		require.Equal(t, i < want, inGained, "owner %d handed out (%s) in the gained ranges: %v", i, key, inGained)
+		e.ctrl.Queue().Done(key)
+	}
+	cancel()
+	e.ctrl.Queue().ShutDown()
 }
