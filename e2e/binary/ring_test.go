@@ -255,7 +255,14 @@ func runRing(t testing.TB, e *kubetest.Env, id *identity, ring string, serverSid
 	slices.Sort(resumed)
 	t.Logf("replica-2 held %.1f%% of the space and %d owners at the kill: the survivors' first write on them came %s (first owner), %s (median), %s (last) after the kill",
 		100*deadShare.Fraction(), len(deadOwners), earliest.Round(time.Millisecond), resumed[len(resumed)/2].Round(time.Millisecond), worst.Round(time.Millisecond))
-	require.LessOrEqual(t, worst, ringLease+5*time.Second, "work on the last of the dead replica's owners resumed too late")
+	// The share is re-held within the Lease and 5 s (above). Its last owner
+	// may take up to two renew intervals more: a survivor judges the dead
+	// replica's Lease expired a full Lease duration after it saw the last
+	// renewal, which it sees at its next list, up to a renew interval late,
+	// on its own clock and never by the dead replica's; and a survivor
+	// that takes part of the share up a step after the other relists
+	// once more.
+	require.LessOrEqual(t, worst, ringLease+2*ringRenew+5*time.Second, "work on the last of the dead replica's owners resumed too late")
 
 	// No two replicas' writes on one owner overlap.
 	switches, minGap := requireNoOverlap(t, all, podOwner)
