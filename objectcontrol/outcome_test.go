@@ -57,7 +57,7 @@ func TestOutcomeUnknown(t *testing.T) {
 		{"UnsupportedMediaType", withCode(415, metav1.StatusReasonUnsupportedMediaType), false},
 		{"RequestEntityTooLarge", apierrors.NewRequestEntityTooLargeError("big"), false},
 		{"TooManyRequests", apierrors.NewTooManyRequests("slow down", 1), false},
-		{"Gone", apierrors.NewGone("old"), false},
+		{"Gone", apierrors.NewResourceExpired("old"), false},
 		{"unknown reason 422", withCode(422, ""), false},
 		{"wrapped Forbidden", fmt.Errorf("creating: %w", apierrors.NewForbidden(pods, "p", errors.New("quota"))), false},
 	} {

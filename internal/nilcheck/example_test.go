@@ -10,7 +10,14 @@ import (
 )
 
 func ExampleIsNil() {
-	var owner runtime.Object = (*appsv1.ReplicaSet)(nil)
-	fmt.Println(owner == nil, nilcheck.IsNil(owner))
-	// Output: false true
+	// A typed nil in an interface is not == nil, yet has nothing to read.
+	var rs *appsv1.ReplicaSet
+	owners := []runtime.Object{rs, &appsv1.ReplicaSet{}, nil}
+	for _, owner := range owners {
+		fmt.Println(nilcheck.IsNil(owner))
+	}
+	// Output:
+	// true
+	// false
+	// true
 }
