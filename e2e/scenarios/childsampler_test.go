@@ -75,10 +75,12 @@ type childReplay struct {
 	violations []childViolation
 	// names holds every child name seen; live the live children per
 	// controller UID at the end; created the names whose first event was
-	// an addition.
+	// an addition; peak the largest number of live children each
+	// controller UID ever had.
 	names   map[string]bool
 	live    map[types.UID]map[string]bool
 	created map[string]bool
+	peak    map[types.UID]int
 }
 
 // newChildSampler starts watching owners and children in ns with the
@@ -148,7 +150,7 @@ func (s *childSampler) replay() childReplay {
 	owners := map[types.UID]ownerState{}
 	liveUID := map[string]types.UID{}  // name -> UID of its live child
 	liveCtrl := map[string]types.UID{} // name -> controller of its live child
-	out := childReplay{names: map[string]bool{}, live: map[types.UID]map[string]bool{}, created: map[string]bool{}}
+	out := childReplay{names: map[string]bool{}, live: map[types.UID]map[string]bool{}, created: map[string]bool{}, peak: map[types.UID]int{}}
 	for _, ev := range events {
 		if ev.owner {
 			if ev.deleted {
@@ -183,6 +185,7 @@ func (s *childSampler) replay() childReplay {
 			out.live[ev.ctrl] = map[string]bool{}
 		}
 		out.live[ev.ctrl][ev.name] = true
+		out.peak[ev.ctrl] = max(out.peak[ev.ctrl], len(out.live[ev.ctrl]))
 		if wasLive && prevCtrl == ev.ctrl {
 			continue // an update that did not change the count
 		}

@@ -345,27 +345,65 @@ func TestFaultWatchExpiryRelist(t *testing.T) {
 	t.Logf("watches resumed from %v, etcd compacted at %d; lists before %v, after %v", resumed, compacted, before, after)
 }
 
-// createTimeouts lets the first n pod creates that match every-th call reach
-// the apiserver and succeed, then answers the controller with the 504
-// Timeout the apiserver sends when a request outlives its deadline.
+// createTimeouts lets the first limit creates of resource (pods when
+// empty) that match every-th call reach the apiserver and succeed, then
+// answers the controller with the 504 Timeout the apiserver sends when a
+// request outlives its deadline. Injection stops for good at the limit or
+// when stop is called, whichever comes first; stoppedAt says when.
 type createTimeouts struct {
+	resource     string
 	every, limit int64
 	calls        atomic.Int64
 	injected     atomic.Int64
+
+	mu      sync.Mutex
+	stopped time.Time
+}
+
+// stop ends the injection, if it has not ended yet, and returns when it did.
+func (c *createTimeouts) stop() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped.IsZero() {
+		c.stopped = time.Now()
+	}
+	return c.stopped
+}
+
+// stoppedAt returns when the injection stopped, and whether it has.
+func (c *createTimeouts) stoppedAt() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped, !c.stopped.IsZero()
+}
+
+// inject reports whether this stored create is answered with a 504. The
+// decision and the limit are taken under the lock, so no 504 goes out after
+// stoppedAt.
+func (c *createTimeouts) inject() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped.IsZero() || c.injected.Load() >= c.limit {
+		return false
+	}
+	if c.injected.Add(1) == c.limit {
+		c.stopped = time.Now()
+	}
+	return true
 }
 
 func (c *createTimeouts) wrap(rt http.RoundTripper) http.RoundTripper {
+	resource := c.resource
+	if resource == "" {
+		resource = "pods"
+	}
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/pods") {
+		if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/"+resource) {
 			return rt.RoundTrip(req)
 		}
 		n := c.calls.Add(1)
 		resp, err := rt.RoundTrip(req)
-		if err != nil || resp.StatusCode != http.StatusCreated || n%c.every != 0 {
-			return resp, err
-		}
-		if c.injected.Add(1) > c.limit {
-			c.injected.Add(-1)
+		if err != nil || resp.StatusCode != http.StatusCreated || n%c.every != 0 || !c.inject() {
 			return resp, err
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)

@@ -27,14 +27,7 @@ func TestWorkerSetScale(t *testing.T) {
 	require.NoError(t, s.env.InstallCRDsFromYAML(s.ctx, workerset.CRD))
 	dyn, err := dynamic.NewForConfig(s.clientConfig(nil))
 	require.NoError(t, err)
-	sampler := newChildSampler(t, dyn, s.ns, workerset.SetResource, workerset.WorkerResource, "WorkerSet",
-		func(u *unstructured.Unstructured) int64 {
-			n, err := childset.NestedReplicas(u.Object, 1, "spec", "replicas")
-			if err != nil {
-				t.Errorf("WorkerSet %s: %v", u.GetName(), err)
-			}
-			return int64(n)
-		})
+	sampler := s.workerSetSampler(dyn)
 	sets := dyn.Resource(workerset.SetResource).Namespace(s.ns)
 	workers := dyn.Resource(workerset.WorkerResource).Namespace(s.ns)
 
@@ -44,19 +37,7 @@ func TestWorkerSetScale(t *testing.T) {
 	orphan.SetLabels(map[string]string{"app": "pool"})
 	_, err = workers.Create(s.ctx, orphan, metav1.CreateOptions{})
 	require.NoError(t, err)
-	set := &unstructured.Unstructured{Object: map[string]any{
-		"spec": map[string]any{
-			"replicas": int64(1),
-			"selector": map[string]any{"matchLabels": map[string]any{"app": "pool"}},
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"app": "pool"}},
-				"spec":     map[string]any{"image": "worker:1"},
-			},
-		},
-	}}
-	set.SetGroupVersionKind(workerset.SetKind)
-	set.SetName("pool")
-	set, err = sets.Create(s.ctx, set, metav1.CreateOptions{})
+	set, err := sets.Create(s.ctx, workerSetObject("pool", "pool", 1), metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	warnings := s.runWorkerSet()
@@ -89,6 +70,38 @@ func TestWorkerSetScale(t *testing.T) {
 	require.Equal(t, 50, created, "Workers created: the orphan was adopted, 0 -> 50 created 50")
 	require.Empty(t, warnings.list(), "Warning events")
 	t.Logf("workerset: 1 -> 0 -> 50 -> 5 in %s, %d Workers created", time.Since(start).Round(time.Millisecond), created)
+}
+
+// workerSetSampler starts a child sampler of the namespace's WorkerSets and
+// Workers, read with dyn.
+func (s *scenario) workerSetSampler(dyn dynamic.Interface) *childSampler {
+	s.t.Helper()
+	return newChildSampler(s.t, dyn, s.ns, workerset.SetResource, workerset.WorkerResource, "WorkerSet",
+		func(u *unstructured.Unstructured) int64 {
+			n, err := childset.NestedReplicas(u.Object, 1, "spec", "replicas")
+			if err != nil {
+				s.t.Errorf("WorkerSet %s: %v", u.GetName(), err)
+			}
+			return int64(n)
+		})
+}
+
+// workerSetObject is a WorkerSet called name of replicas Workers labelled
+// app=app.
+func workerSetObject(name, app string, replicas int64) *unstructured.Unstructured {
+	set := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{
+			"replicas": replicas,
+			"selector": map[string]any{"matchLabels": map[string]any{"app": app}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": app}},
+				"spec":     map[string]any{"image": "worker:1"},
+			},
+		},
+	}}
+	set.SetGroupVersionKind(workerset.SetKind)
+	set.SetName(name)
+	return set
 }
 
 // runWorkerSet starts the WorkerSet controller on the scenario's namespace
