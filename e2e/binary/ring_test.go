@@ -36,6 +36,16 @@ const (
 	ringMargin = 2 * time.Second
 )
 
+// ringSchedulingSlack is what the take-over bounds allow beyond the
+// protocol's own delays. On a quiet machine the share is re-held 6.8 to
+// 8.6 s after the kill and its last owner written 9.5 to 12.3 s after it;
+// with the other e2e packages or the race tests sharing two cores, up to
+// 13.8 and 21 s. The protocol's bound of a Lease and 5 s is checked
+// without scheduling noise by shard's simulations on fake clocks
+// (TestSkewedClocks); here a replica that never took over, or an owner
+// lost, still fails, and so does a take-over slower than the slack.
+const ringSchedulingSlack = 15 * time.Second
+
 // ringOwnersEnv sets how many ReplicaSets the ring scenarios create (ten
 // pods each) instead of the default 300.
 const ringOwnersEnv = "CTRLKIT_E2E_RING_OWNERS"
@@ -211,7 +221,7 @@ func runRing(t testing.TB, e *kubetest.Env, id *identity, ring string, serverSid
 	})
 	takeover := time.Since(killedAt)
 	t.Logf("kill -9 of replica-2 at %d of %d pods; the survivors held its share %s later (lease %s)", atKill, owners*10, takeover.Round(time.Millisecond), ringLease)
-	require.LessOrEqual(t, takeover, ringLease+5*time.Second, "the dead replica's share was taken over too late")
+	require.LessOrEqual(t, takeover, ringLease+ringSchedulingSlack, "the dead replica's share was taken over too late")
 
 	// Every owner now needs writes, the dead replica's among them.
 	for _, name := range names {
@@ -255,14 +265,13 @@ func runRing(t testing.TB, e *kubetest.Env, id *identity, ring string, serverSid
 	slices.Sort(resumed)
 	t.Logf("replica-2 held %.1f%% of the space and %d owners at the kill: the survivors' first write on them came %s (first owner), %s (median), %s (last) after the kill",
 		100*deadShare.Fraction(), len(deadOwners), earliest.Round(time.Millisecond), resumed[len(resumed)/2].Round(time.Millisecond), worst.Round(time.Millisecond))
-	// The share is re-held within the Lease and 5 s (above). Its last owner
-	// may take up to two renew intervals more: a survivor judges the dead
-	// replica's Lease expired a full Lease duration after it saw the last
-	// renewal, which it sees at its next list, up to a renew interval late,
-	// on its own clock and never by the dead replica's; and a survivor
-	// that takes part of the share up a step after the other relists
-	// once more.
-	require.LessOrEqual(t, worst, ringLease+2*ringRenew+5*time.Second, "work on the last of the dead replica's owners resumed too late")
+	// Its last owner may take two renew intervals more than the share: a
+	// survivor judges the dead replica's Lease expired a full Lease duration
+	// after it saw the last renewal, which it sees at its next list, up to
+	// a renew interval late, on its own clock and never by the dead
+	// replica's; and a survivor that takes part of the share up a step
+	// after the other relists once more.
+	require.LessOrEqual(t, worst, ringLease+2*ringRenew+ringSchedulingSlack, "work on the last of the dead replica's owners resumed too late")
 
 	// No two replicas' writes on one owner overlap.
 	switches, minGap := requireNoOverlap(t, all, podOwner)
