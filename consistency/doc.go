@@ -8,7 +8,10 @@
 // can see; an update that reaches the cache late looks like no update at all,
 // so a controller syncing from a stale cache may repeat or undo its own work.
 // The guard closes that gap using the resource version every client-go
-// v0.36 store reports through LastStoreSyncResourceVersion.
+// store reports through LastStoreSyncResourceVersion from v0.36 on. With an
+// older client-go (Kubernetes 1.34 and 1.35) no store reports one: nothing is
+// registered, the guard records nothing, and a sync proceeds as upstream's
+// did before the guard existed (expectations alone, as in 1.34).
 //
 // Register the informer stores once, record each write's resource version
 // with WroteAt, and call EnsureReady first thing in the sync:

@@ -5,16 +5,24 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/ctrlkit/ctrlkit/consistency"
 )
 
+// appliedVersion stands in for an informer's store, which from client-go
+// v0.36 on reports the resource version it has applied; the reflector
+// advances it as the watch delivers events.
+type appliedVersion struct{ rv string }
+
+func (s *appliedVersion) LastStoreSyncResourceVersion() string { return s.rv }
+
 func Example() {
 	podsGR := schema.GroupResource{Resource: "pods"}
-	// In a controller this is the pod informer's GetStore().
-	podStore := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	podStore.Bookmark("100")
+	// In a controller this is the pod informer's GetStore(), registered when
+	// it is a consistency.SyncedResourceVersioner:
+	//
+	//	if s, ok := podInformer.GetStore().(consistency.SyncedResourceVersioner); ok { ... }
+	podStore := &appliedVersion{rv: "100"}
 	guard := consistency.NewGuard(consistency.WithStore(podsGR, podStore))
 
 	const owner = "default/web"
@@ -26,7 +34,7 @@ func Example() {
 	fmt.Println("stale:", errors.Is(err, consistency.ErrStaleCache))
 
 	// The watch delivers it, and the owner may be synced again.
-	podStore.Bookmark("105")
+	podStore.rv = "105"
 	fmt.Println("ready:", guard.EnsureReady(owner) == nil)
 	// Output:
 	// stale: true

@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -16,8 +15,9 @@ import (
 
 // SyncedResourceVersioner is the one method the guard needs from an informer
 // store: the newest resource version it has applied, or "" when it does not
-// know (client-go's AtomicFIFO feature gate is off). Every client-go v0.36
-// cache.Store has it.
+// know (client-go's AtomicFIFO feature gate is off). Every client-go cache.Store
+// has it from v0.36 on; with an older client-go no store has it, and a guard
+// over none records nothing and never holds a sync back.
 type SyncedResourceVersioner interface {
 	LastStoreSyncResourceVersion() string
 }
@@ -98,7 +98,7 @@ func (g *Guard) WroteAt(ownerKey string, gr schema.GroupResource, resourceVersio
 	if _, ok := g.stores[gr]; !ok {
 		return
 	}
-	if _, err := resourceversion.CompareResourceVersion(resourceVersion, resourceVersion); err != nil {
+	if _, err := CompareResourceVersions(resourceVersion, resourceVersion); err != nil {
 		return
 	}
 	name, uid := ownerkey.Split(ownerKey)
@@ -125,7 +125,7 @@ func (r *record) raise(gr schema.GroupResource, rv string) {
 	for i := range r.versions {
 		if r.versions[i].gr == gr {
 			// Both versions are well formed, so the comparison cannot fail.
-			if cmp, _ := resourceversion.CompareResourceVersion(rv, r.versions[i].rv); cmp > 0 {
+			if cmp, _ := CompareResourceVersions(rv, r.versions[i].rv); cmp > 0 {
 				r.versions[i].rv = rv
 			}
 			return
@@ -187,7 +187,7 @@ func (g *Guard) firstStale(ownerKey string, versions []written) *StaleCacheError
 		if read == "" {
 			continue
 		}
-		if cmp, err := resourceversion.CompareResourceVersion(w.rv, read); err == nil && cmp > 0 {
+		if cmp, err := CompareResourceVersions(w.rv, read); err == nil && cmp > 0 {
 			return &StaleCacheError{OwnerKey: ownerKey, GroupResource: w.gr, WroteRV: w.rv, ReadRV: read}
 		}
 	}

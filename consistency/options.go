@@ -17,7 +17,7 @@ const DefaultTTL = 5 * time.Minute
 type Option func(*Guard)
 
 // WithStore registers the informer store that reflects resource gr; a later
-// registration for the same resource wins. Every client-go v0.36
+// registration for the same resource wins. Every client-go v0.36+
 // cache.Store, cache.Indexer and informer GetStore() fits. Writes to a
 // resource with no registered store are not recorded. A nil store is a
 // programmer error and panics.
