@@ -20,6 +20,14 @@
 // has seen the gained ranges before any write on them, which a restart gives
 // for free (new caches sync before the controller starts).
 //
+// Server-side selection needs k8s.io/apimachinery v0.36 (Kubernetes 1.36),
+// which has ListOptions.ShardSelector and ListMeta.ShardInfo; the package
+// finds those fields by name (ServerSelection), so it builds from v0.34 on
+// without lifting an importer's Kubernetes libraries. Built against v0.34 or
+// v0.35, or talking to a server with the gate off, a replica gets the same
+// share through client-side filtering: its informer's store and memory hold
+// only its share, but the server still sends it every object.
+//
 //	m, err := shard.NewMember(client.CoordinationV1(), "ns", "my-controller", podName,
 //		shard.WithOnChange(restartInformers))
 //	go m.Run(ctx)

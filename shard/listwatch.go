@@ -50,7 +50,7 @@ const (
 
 // ShareListWatch lists and watches only the objects of one share: it sends
 // the share as ListOptions.ShardSelector (when the Sharding has a server
-// key) and filters every listed object and watch event on the client before
+// key and the libraries have the field, see ServerSelection) and filters every listed object and watch event on the client before
 // the informer's store sees it, so a replica's memory holds its share only,
 // whether or not the server filtered (the ShardedListAndWatch gate, alpha in
 // Kubernetes 1.36, off by default). The client filter stays on when the
@@ -137,20 +137,18 @@ func (lw *ShareListWatch) keeps(obj runtime.Object) bool {
 // the share.
 func (lw *ShareListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	if lw.selector != "" {
-		opts.ShardSelector = lw.selector
+		SetListSelector(&opts, lw.selector)
 	}
 	list, err := lw.inner.ListWithContext(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	if lw.selector != "" {
-		if lm, err := meta.ListAccessor(list); err == nil {
-			state := filterClient
-			if si, ok := lm.(metav1.ShardedListInterface); ok && ServerFiltered(si.GetShardInfo(), lw.by.Server, lw.ranges) {
-				state = filterServer
-			}
-			lw.filter.Store(state)
+		state := filterClient
+		if ServerFiltered(list, lw.by.Server, lw.ranges) {
+			state = filterServer
 		}
+		lw.filter.Store(state)
 	}
 	items, err := meta.ExtractList(list)
 	if err != nil {
@@ -177,7 +175,7 @@ func (lw *ShareListWatch) ListWithContext(ctx context.Context, opts metav1.ListO
 // a deletion, so the store forgets it.
 func (lw *ShareListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	if lw.selector != "" {
-		opts.ShardSelector = lw.selector
+		SetListSelector(&opts, lw.selector)
 	}
 	w, err := lw.inner.WatchWithContext(ctx, opts)
 	if err != nil {

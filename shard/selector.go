@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ErrNoRanges is returned for a selector over the empty set. The API server
@@ -134,14 +134,16 @@ func parseBound(arg string) (bound, error) {
 
 // ServerFiltered reports whether a list answer was filtered by the API
 // server to exactly the set rs by k: its ShardInfo must be present and echo
-// a selector for the same key and set. When it reports false, the server
-// ignored the selector (the ShardedListAndWatch gate is off) or answered for
-// another set, and the client must filter each object itself with
-// Ranges.Contains.
-func ServerFiltered(info *metav1.ShardInfo, k Key, rs Ranges) bool {
-	if info == nil {
+// a selector for the same key and set (EchoedSelector). When it reports
+// false, the server ignored the selector (the ShardedListAndWatch gate is
+// off), answered for another set, or the Kubernetes libraries predate
+// server-side selection (ServerSelection), and the client must filter each
+// object itself with Ranges.Contains.
+func ServerFiltered(list runtime.Object, k Key, rs Ranges) bool {
+	sel, ok := EchoedSelector(list)
+	if !ok {
 		return false
 	}
-	key, got, err := ParseSelector(info.Selector)
+	key, got, err := ParseSelector(sel)
 	return err == nil && key == k && got.Equal(rs)
 }

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/sharding"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestSelectorFullAndHalves(t *testing.T) {
@@ -38,41 +39,6 @@ func TestSelectorRefusesEmptySetAndBadKey(t *testing.T) {
 	}
 	if _, err := FullRanges().Selector(Key("metadata.uid")); !errors.Is(err, ErrUnsupportedKey) {
 		t.Fatalf("bad key: %v", err)
-	}
-}
-
-// The selector must be written exactly as the API server writes it back in
-// ShardInfo, and select exactly what Contains selects: checked against
-// apimachinery's own Selector on random objects and random shares.
-func TestSelectorAgreesWithAPIMachinery(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	for trial := range 20 {
-		members := []string{"a", "b", "c", "d", "e"}[:1+trial%5]
-		share := Assign(members, WithSlots(16+trial))[members[0]]
-		var reqs []sharding.ShardRangeRequirement
-		for _, rg := range share {
-			lo, hi := rg.Bounds()
-			reqs = append(reqs, sharding.ShardRangeRequirement{Key: string(KeyUID), Start: lo, End: hi})
-		}
-		server := sharding.NewSelector(reqs...)
-		ours, err := share.Selector(KeyUID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ours != server.String() {
-			t.Fatalf("selector %q, apimachinery writes %q", ours, server.String())
-		}
-		for range 500 {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(randomUID(r))}}
-			want, err := server.Matches(pod)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, _ := HashObject(pod, KeyUID)
-			if share.Contains(h) != want {
-				t.Fatalf("uid %s (hash %#x): Contains %v, server selector %v", pod.UID, h, !want, want)
-			}
-		}
 	}
 }
 
@@ -119,19 +85,60 @@ func TestServerFiltered(t *testing.T) {
 	sel, _ := half.Selector(KeyUID)
 	cases := []struct {
 		name string
-		info *metav1.ShardInfo
+		echo *string
 		want bool
 	}{
 		{"gate off: no ShardInfo", nil, false},
-		{"echo of our selector", &metav1.ShardInfo{Selector: sel}, true},
-		{"echo with other spacing", &metav1.ShardInfo{Selector: "shardRange( object.metadata.uid ,'0x0000000000000000','0x8000000000000000' )"}, true},
-		{"another set", &metav1.ShardInfo{Selector: "shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')"}, false},
-		{"another key", &metav1.ShardInfo{Selector: "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')"}, false},
-		{"garbage", &metav1.ShardInfo{Selector: "?"}, false},
+		{"echo of our selector", &sel, true},
+		{"echo with other spacing", new("shardRange( object.metadata.uid ,'0x0000000000000000','0x8000000000000000' )"), true},
+		{"another set", new("shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')"), false},
+		{"another key", new("shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')"), false},
+		{"garbage", new("?"), false},
 	}
 	for _, c := range cases {
-		if got := ServerFiltered(c.info, KeyUID, half); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		// Unstructured answers carry the echo with every library version.
+		u := &unstructured.UnstructuredList{Object: map[string]any{}}
+		if c.echo != nil {
+			require.NoError(t, unstructured.SetNestedField(u.Object, *c.echo, "metadata", "shardInfo", "selector"))
+		}
+		if got := ServerFiltered(u, KeyUID, half); got != c.want {
+			t.Errorf("unstructured, %s: %v, want %v", c.name, got, c.want)
+		}
+		// Typed answers carry it only from v0.36 on; before, it is never
+		// seen and the client always filters.
+		typed := &corev1.PodList{}
+		if c.echo != nil {
+			setEcho(&typed.ListMeta, *c.echo)
+		}
+		if got := ServerFiltered(typed, KeyUID, half); got != (c.want && ServerSelection()) {
+			t.Errorf("typed, %s: %v, want %v", c.name, got, c.want && ServerSelection())
 		}
 	}
+}
+
+// setEcho sets lm.ShardInfo.Selector where the libraries have the field, as
+// a server's answer decoded by them would; elsewhere it does nothing, as
+// decoding drops the unknown field.
+func setEcho(lm *metav1.ListMeta, selector string) {
+	if !ServerSelection() {
+		return
+	}
+	info := reflect.ValueOf(lm).Elem().Field(listShardInfo[0])
+	v := reflect.New(info.Type().Elem())
+	v.Elem().Field(shardInfoSelector[0]).SetString(selector)
+	info.Set(v)
+}
+
+func TestSetListSelector(t *testing.T) {
+	var opts metav1.ListOptions
+	sel, err := FullRanges().Selector(KeyUID)
+	require.NoError(t, err)
+	set := SetListSelector(&opts, sel)
+	require.Equal(t, ServerSelection(), set)
+	if set {
+		require.Equal(t, sel, ListSelector(opts))
+		require.True(t, SetListSelector(&opts, ""))
+	}
+	require.Empty(t, ListSelector(opts))
+	require.Panics(t, func() { SetListSelector(nil, sel) })
 }
