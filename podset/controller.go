@@ -190,7 +190,13 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 }
 
 // newGuard builds the read-your-writes guard over the two informer stores,
-// those that report the resource version they have applied.
+// those that report the resource version they have applied (client-go v0.36
+// on). With neither there is nothing to guard, and nil means no guard: the
+// controller then never asks about StaleControllerConsistencyReplicaSet, a
+// gate that Kubernetes registries before 1.36 do not know (and a registry
+// panics on a name it does not know). Libraries and registry come from the
+// same Kubernetes release, so stores that report a version imply a registry
+// that knows the gate.
 func newGuard(cfg config, logger klog.Logger, podInf, ownerInf cache.SharedIndexInformer, ownerGR schema.GroupResource) *consistency.Guard {
 	opts := []consistency.Option{consistency.WithClock(cfg.clock), consistency.WithLogger(logger)}
 	if cfg.readYourWritesTTL > 0 {
@@ -201,6 +207,11 @@ func newGuard(cfg config, logger klog.Logger, podInf, ownerInf cache.SharedIndex
 	}
 	if s, ok := ownerInf.GetStore().(consistency.SyncedResourceVersioner); ok {
 		opts = append(opts, consistency.WithStore(ownerGR, s))
+	}
+	if _, ok := podInf.GetStore().(consistency.SyncedResourceVersioner); !ok {
+		if _, ok := ownerInf.GetStore().(consistency.SyncedResourceVersioner); !ok {
+			return nil
+		}
 	}
 	return consistency.NewGuard(opts...)
 }

@@ -38,11 +38,12 @@
 // default), which the controller wraps with upstream's events and checks,
 // the write deadline and the read-your-writes recording.
 //
-// Upstream's four feature gates (PodDeletionCost, LogarithmicScaleDown,
+// Upstream's feature gates (PodDeletionCost,
 // DeploymentReplicaSetTerminatingReplicas,
 // StaleControllerConsistencyReplicaSet) are read at every sync from the
-// function given to WithFeatureGates; the defaults are upstream v1.36.3's,
-// all on. The read-your-writes guard (package consistency) is on by default
+// function given to WithFeatureGates; the defaults are upstream v1.37.2's,
+// all on. Logarithmic scale-down is always on, as upstream v1.37 made it
+// when it removed the LogarithmicScaleDown gate, which is never asked about. The read-your-writes guard (package consistency) is on by default
 // and records the owner's status writes and the pod creations and
 // adoptions its writer returns; WithReadYourWrites(false) turns it off. An owner it
 // holds is polled every second rather than retried through the failure

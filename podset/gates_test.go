@@ -86,20 +86,26 @@ func TestGatePodDeletionCost(t *testing.T) {
 	assert.Equal(t, "recent", scaleDownVictim(t, g.enabled, pods()...), "off: the annotation is ignored")
 }
 
-func TestGateLogarithmicScaleDown(t *testing.T) {
-	// Ready 20 s and 21 s ago: the same power-of-two bucket, so with the gate
-	// on the ranks tie and the UID decides; off, the exact times do.
+// Upstream v1.37's registry no longer knows LogarithmicScaleDown and panics
+// when asked about it; a caller handing that lookup over must get the
+// always-on logarithmic answer, never the panic.
+func TestLogarithmicScaleDownIsNeverAsked(t *testing.T) {
+	// Ready 20 s and 21 s ago: the same power-of-two bucket, so the ranks
+	// tie and the UID decides; plain times would pick the newer pod.
 	pods := func() []*v1.Pod {
 		rs := newRS("foobar", 1, fooBar)
 		return []*v1.Pod{readyPod("newer", rs, 20*time.Second, "b"), readyPod("older", rs, 21*time.Second, "a")}
 	}
-	g := newGateSwitch(LogarithmicScaleDown, false)
-	assert.Equal(t, "newer", scaleDownVictim(t, g.enabled, pods()...), "off: the more recently ready pod goes")
-	g.on.Store(true)
-	on := scaleDownVictim(t, g.enabled, pods()...)
+	registry137 := func(feature string) bool {
+		if feature == LogarithmicScaleDown {
+			panic("feature \"LogarithmicScaleDown\" is not registered")
+		}
+		return DefaultFeatureGates(feature)
+	}
+	got := scaleDownVictim(t, registry137, pods()...)
 	want := podranking.NewSelector().PodsToDelete(pods(), nil, 1)[0].Name
-	assert.Equal(t, want, on, "on: podranking's logarithmic answer")
-	assert.Equal(t, "older", on, "on: the bucketed tie is broken by UID, not by the exact time")
+	assert.Equal(t, want, got, "podranking's logarithmic answer")
+	assert.Equal(t, "older", got, "the bucketed tie is broken by UID, not by the exact time")
 }
 
 // statusTerminating returns status.terminatingReplicas of the last status
@@ -150,7 +156,9 @@ func guardedEnv(t *testing.T, rs *appsv1.ReplicaSet, opts ...Option) (*env, *fak
 	e.addOwner(rs)
 	store := &fakeStore{}
 	store.rv.Store("1")
-	if e.c.guard != nil {
+	// Installed whenever the guard is on, also where the informer stores
+	// report no version (client-go before v0.36) and New built none.
+	if e.c.cfg.readYourWrites {
 		e.c.guard = consistency.NewGuard(consistency.WithStore(e.c.ownerGR, store))
 	}
 	return e, store
@@ -258,4 +266,26 @@ func TestUnmetExpectationsRequeueAtExpiry(t *testing.T) {
 	require.Eventually(t, func() bool { return e.c.queue.Len() == 1 }, 5*time.Second, time.Millisecond, "requeued at expiry")
 	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
 	e.requireCounts(2, 0, 0)
+}
+
+// Kubernetes registries before 1.36 do not know
+// StaleControllerConsistencyReplicaSet, and the informer stores of their
+// client-go report no resource version: with such stores the gate is never
+// asked, so a v1.34 or v1.35 gate lookup is safe to hand over.
+func TestStaleConsistencyGateAskedOnlyWithVersionedStores(t *testing.T) {
+	rs := newRS("foobar", 2, fooBar)
+	var askedStale atomic.Bool
+	gates := func(feature string) bool {
+		if feature == StaleControllerConsistencyReplicaSet {
+			askedStale.Store(true)
+		}
+		return DefaultFeatureGates(feature)
+	}
+	e := newEnv(t, []runtime.Object{rs}, WithFeatureGates(gates))
+	e.addOwner(rs)
+	require.NoError(t, e.sync(rs))
+	var store any = e.podStore()
+	_, versioned := store.(consistency.SyncedResourceVersioner)
+	assert.Equal(t, versioned, e.c.guard != nil, "a guard exactly when the stores report versions")
+	assert.Equal(t, versioned, askedStale.Load(), "the gate is asked exactly when there is a guard")
 }

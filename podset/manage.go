@@ -157,14 +157,13 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own 
 	return nil
 }
 
-// rankingOptions reads the two ranking gates for this sync.
+// rankingOptions reads the ranking gate for this sync. Logarithmic
+// scale-down is always on, as in upstream v1.37, which removed its gate: a
+// v1.37 registry panics when asked about it, so it is never asked.
 func (c *Controller[O]) rankingOptions() []podranking.Option {
 	opts := []podranking.Option{podranking.WithClock(c.cfg.clock)}
 	if !c.cfg.gates(PodDeletionCost) {
 		opts = append(opts, podranking.WithoutDeletionCost())
-	}
-	if !c.cfg.gates(LogarithmicScaleDown) {
-		opts = append(opts, podranking.WithoutLogarithmicScaleDown())
 	}
 	return opts
 }

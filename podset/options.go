@@ -172,12 +172,13 @@ func WithScaleDownReporter(f ScaleDownFunc) Option {
 }
 
 // WithFeatureGates makes the controller ask enabled about upstream's feature
-// gates (PodDeletionCost, LogarithmicScaleDown,
-// DeploymentReplicaSetTerminatingReplicas,
-// StaleControllerConsistencyReplicaSet) at every sync, so a flip takes effect
-// on the next one. A kube-controller-manager-like binary passes its gate
-// lookup here. nil means the default, DefaultFeatureGates (upstream
-// v1.36.3's).
+// gates (PodDeletionCost, DeploymentReplicaSetTerminatingReplicas, and
+// StaleControllerConsistencyReplicaSet while the read-your-writes guard has
+// stores, see gates.go) at every sync, so a flip takes effect on the next
+// one. A kube-controller-manager-like binary passes its gate lookup here,
+// from Kubernetes 1.34 to 1.37: it is never asked about LogarithmicScaleDown
+// (removed in 1.37, always on) nor about a gate its release does not
+// register. nil means the default, DefaultFeatureGates (upstream v1.37.2's).
 func WithFeatureGates(enabled func(feature string) bool) Option {
 	return func(c *config) {
 		if enabled == nil {

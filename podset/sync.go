@@ -76,7 +76,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 	// or a status we have already moved past: wait for it (the error
 	// matches consistency.ErrStaleCache and requeues with backoff).
 	guard := c.guard
-	if !gates(StaleControllerConsistencyReplicaSet) {
+	if guard != nil && !gates(StaleControllerConsistencyReplicaSet) {
 		guard = nil
 	}
 	if guard != nil {

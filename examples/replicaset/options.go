@@ -18,10 +18,11 @@ const (
 	DefaultDrainTimeout  = podset.DefaultDrainTimeout
 )
 
-// Upstream's feature gate names, for WithFeatureGates.
+// Upstream's feature gate names, for WithFeatureGates. LogarithmicScaleDown
+// is not among them: upstream v1.37 removed it, and scale-down is always
+// logarithmic.
 const (
 	PodDeletionCost                         = podset.PodDeletionCost
-	LogarithmicScaleDown                    = podset.LogarithmicScaleDown
 	DeploymentReplicaSetTerminatingReplicas = podset.DeploymentReplicaSetTerminatingReplicas
 	StaleControllerConsistencyReplicaSet    = podset.StaleControllerConsistencyReplicaSet
 )
