@@ -9,8 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/dump"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/utils/dump"
 )
 
 // maxRevisionPrefix keeps ControllerRevisionName within the 253 bytes of a
@@ -75,6 +75,9 @@ func ControllerRevisionName(prefix, hash string) string {
 }
 
 // writeDump feeds h the spew rendering that upstream's hashes are defined on.
+// apimachinery's dump, not k8s.io/utils/dump: the latter arrived in a
+// k8s.io/utils newer than Kubernetes 1.34 requires, and from v0.36 on
+// apimachinery's forwards to it, so both render the same everywhere.
 func writeDump(h hash.Hash, obj any) {
 	_, _ = fmt.Fprint(h, dump.ForHash(obj))
 }

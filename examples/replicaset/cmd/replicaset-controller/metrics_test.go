@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,8 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -34,9 +35,7 @@ func TestMetricsScrape(t *testing.T) {
 	resp, err := http.Get(srv.URL)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	require.NoError(t, err)
+	families := decodeFamilies(t, resp)
 
 	total := families["controller_runtime_reconcile_total"]
 	require.NotNil(t, total)
@@ -110,4 +109,22 @@ func TestStaleCacheSyncIsARequeueNotAFailure(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.syncs.WithLabelValues("replicaset", "error")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.syncErrors.WithLabelValues("replicaset")), "only the real error is a failure")
 	assert.True(t, strings.HasPrefix(m.summary(), "4 syncs (2 requeued to wait for the cache, 1 failed),"), m.summary())
+}
+
+// decodeFamilies reads an exposition in the format the response names. The
+// decoder, unlike the text parser's constructors, has the same signature in
+// every prometheus/common release the module's range of dependencies allows.
+func decodeFamilies(t *testing.T, resp *http.Response) map[string]*dto.MetricFamily {
+	t.Helper()
+	dec := expfmt.NewDecoder(resp.Body, expfmt.ResponseFormat(resp.Header))
+	families := map[string]*dto.MetricFamily{}
+	for {
+		f := &dto.MetricFamily{}
+		err := dec.Decode(f)
+		if errors.Is(err, io.EOF) {
+			return families
+		}
+		require.NoError(t, err)
+		families[f.GetName()] = f
+	}
 }
