@@ -173,7 +173,7 @@ func (s *selectingServer) List(o metav1.ListOptions) (runtime.Object, error) {
 	if s.echo != "" {
 		echo = s.echo
 	}
-	setEcho(&list.ListMeta, echo)
+	SetEchoedSelector(list, echo)
 	for _, p := range s.pods {
 		if h, _ := HashObject(&p, key); s.ignore || rs.Contains(h) {
 			list.Items = append(list.Items, p)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,9 +96,9 @@ func TestServerFiltered(t *testing.T) {
 	}
 	for _, c := range cases {
 		// Unstructured answers carry the echo with every library version.
-		u := &unstructured.UnstructuredList{Object: map[string]any{}}
+		u := &unstructured.UnstructuredList{}
 		if c.echo != nil {
-			require.NoError(t, unstructured.SetNestedField(u.Object, *c.echo, "metadata", "shardInfo", "selector"))
+			require.True(t, SetEchoedSelector(u, *c.echo))
 		}
 		if got := ServerFiltered(u, KeyUID, half); got != c.want {
 			t.Errorf("unstructured, %s: %v, want %v", c.name, got, c.want)
@@ -108,25 +107,12 @@ func TestServerFiltered(t *testing.T) {
 		// seen and the client always filters.
 		typed := &corev1.PodList{}
 		if c.echo != nil {
-			setEcho(&typed.ListMeta, *c.echo)
+			require.Equal(t, ServerSelection(), SetEchoedSelector(typed, *c.echo))
 		}
 		if got := ServerFiltered(typed, KeyUID, half); got != (c.want && ServerSelection()) {
 			t.Errorf("typed, %s: %v, want %v", c.name, got, c.want && ServerSelection())
 		}
 	}
-}
-
-// setEcho sets lm.ShardInfo.Selector where the libraries have the field, as
-// a server's answer decoded by them would; elsewhere it does nothing, as
-// decoding drops the unknown field.
-func setEcho(lm *metav1.ListMeta, selector string) {
-	if !ServerSelection() {
-		return
-	}
-	info := reflect.ValueOf(lm).Elem().Field(listShardInfo[0])
-	v := reflect.New(info.Type().Elem())
-	v.Elem().Field(shardInfoSelector[0]).SetString(selector)
-	info.Set(v)
 }
 
 func TestSetListSelector(t *testing.T) {

@@ -109,3 +109,32 @@ func EchoedSelector(list runtime.Object) (selector string, ok bool) {
 	}
 	return info.Elem().Field(shardInfoSelector[0]).String(), true
 }
+
+// SetEchoedSelector writes selector into a list answer's ShardInfo, as an API
+// server that filtered by it does: for fakes and simulated servers. It
+// reports false, with list unchanged, for a typed list when the libraries
+// predate the field, and for an object that is not a list.
+func SetEchoedSelector(list runtime.Object, selector string) bool {
+	if u, isU := list.(*unstructured.UnstructuredList); isU {
+		if u.Object == nil {
+			u.Object = map[string]any{}
+		}
+		return unstructured.SetNestedField(u.Object, selector, "metadata", "shardInfo", "selector") == nil
+	}
+	if !ServerSelection() {
+		return false
+	}
+	acc, isAcc := list.(metav1.ListMetaAccessor)
+	if !isAcc {
+		return false
+	}
+	lm, isLM := acc.GetListMeta().(*metav1.ListMeta)
+	if !isLM || lm == nil {
+		return false
+	}
+	info := reflect.ValueOf(lm).Elem().Field(listShardInfo[0])
+	v := reflect.New(info.Type().Elem())
+	v.Elem().Field(shardInfoSelector[0]).SetString(selector)
+	info.Set(v)
+	return true
+}
