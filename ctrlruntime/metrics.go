@@ -12,12 +12,13 @@ import (
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
 
-// The label names and help strings below are those of controller-runtime
-// v0.24's workqueue collectors. They must match exactly: Prometheus hands
-// back an already registered collector only for an identical descriptor, and
-// that is how this provider shares controller-runtime's collectors instead
-// of colliding with them. TestMetricsProviderSharesControllerRuntimeCollectors
-// fails if a controller-runtime upgrade changes them.
+// The label names and help strings below are those of controller-runtime's
+// workqueue collectors, v0.22 to v0.25. They must match exactly: Prometheus
+// hands back an already registered collector only for an identical
+// descriptor, and that is how this provider shares controller-runtime's
+// collectors instead of colliding with them.
+// TestMetricsProviderSharesControllerRuntimeCollectors fails if a
+// controller-runtime release changes them.
 var (
 	queueLabels = []string{"name", "controller"}
 	depthLabels = []string{"name", "controller", "priority"}
@@ -31,8 +32,11 @@ const (
 	unfinishedHelp = "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
 		"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases."
 	longestHelp = "How many seconds has the longest running processor for workqueue been running."
+	// controller-runtime reworded the retries help in v0.24; the first is
+	// tried first, so a registry of ctrlkit's alone gets the newer one.
 	retriesHelp = "Total number of items added to the workqueue with a non-zero delay " +
 		"(rate-limited requeues, explicit RequeueAfter or AddAfter calls)"
+	retriesHelpBeforeV024 = "Total number of retries handled by workqueue"
 )
 
 // MetricsProvider feeds a ctrlkit queue's metrics into controller-runtime's
@@ -88,11 +92,13 @@ func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
 		Subsystem: sub, Name: crmetrics.LongestRunningProcessorKey, Help: longestHelp}, queueLabels)); err != nil {
 		return nil, err
 	}
-	if p.retries, err = shared(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Subsystem: sub, Name: crmetrics.RetriesKey, Help: retriesHelp}, queueLabels)); err != nil {
-		return nil, err
+	for _, help := range []string{retriesHelp, retriesHelpBeforeV024} {
+		if p.retries, err = shared(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: sub, Name: crmetrics.RetriesKey, Help: help}, queueLabels)); err == nil {
+			return p, nil
+		}
 	}
-	return p, nil
+	return nil, err
 }
 
 // shared registers c in reg, or returns the identical collector reg already

@@ -30,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/examples/podgroup"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
@@ -176,6 +177,13 @@ func TestReconcilerPollsAStaleCache(t *testing.T) {
 	require.NoError(t, err)
 	res, err := c.Reconcile(ctx, req)
 	require.NoError(t, err, "a stale cache is not a failure")
+	var store any = toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	if _, versioned := store.(consistency.SyncedResourceVersioner); !versioned {
+		// client-go before v0.36: stores report no version, there is no
+		// guard, and the sync runs as upstream's did before the guard.
+		assert.NotEqual(t, c.core.StaleCachePoll(), res.RequeueAfter)
+		return
+	}
 	assert.Equal(t, c.core.StaleCachePoll(), res.RequeueAfter)
 }
 

@@ -9,16 +9,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/watchlist"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/shard"
 )
 
@@ -33,7 +31,9 @@ type NewInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Durat
 //
 //   - Lists and watches carry ListOptions.ShardSelector for the share
 //     (owners by the sharding's key; children only by namespace, the
-//     server cannot hash a controller reference).
+//     server cannot hash a controller reference), where the Kubernetes
+//     libraries have the field (shard.ServerSelection, v0.36 on); before,
+//     every share is filtered on the client as below.
 //   - A list whose answer does not echo that selector in its ShardInfo
 //     (shard.ServerFiltered; the ShardedListAndWatch gate is off) is
 //     filtered on the client, and so is every watch event: an object
@@ -223,7 +223,11 @@ func (w *shardedListWatch) Watch(opts metav1.ListOptions) (watch.Interface, erro
 // says, so a reflector streams lists exactly when it would have without
 // the filter.
 func (w *shardedListWatch) IsWatchListSemanticsUnSupported() bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(w.orig)
+	// A reflector asks through this method by name; client-go's helper
+	// that asks it is newer than this module's floor, so the interface is
+	// spelled here.
+	lw, ok := w.orig.(interface{ IsWatchListSemanticsUnSupported() bool })
+	return ok && lw.IsWatchListSemanticsUnSupported()
 }
 
 // shareLocked is the share a new list selects: the held ranges, or, while
@@ -249,12 +253,12 @@ func (w *shardedListWatch) moved(rs shard.Ranges) bool {
 // filter and rs is not empty: an empty selector means everything to the
 // server, so a replica holding nothing lists everything and keeps nothing.
 func (w *shardedListWatch) selectorFor(opts *metav1.ListOptions, rs shard.Ranges) {
-	opts.ShardSelector = ""
+	shard.SetListSelector(opts, "")
 	if w.serverKey == "" || rs.Empty() {
 		return
 	}
 	if sel, err := rs.Selector(w.serverKey); err == nil {
-		opts.ShardSelector = sel
+		shard.SetListSelector(opts, sel)
 	}
 }
 
@@ -280,7 +284,7 @@ func (w *shardedListWatch) list(ctx context.Context, opts metav1.ListOptions) (r
 	if err != nil {
 		return nil, fmt.Errorf("shardcr: reading a list: %w", err)
 	}
-	filter := w.serverKey == "" || !shard.ServerFiltered(shardInfoOf(list), w.serverKey, rs)
+	filter := w.serverKey == "" || !shard.ServerFiltered(list, w.serverKey, rs)
 	kept := items[:0]
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -413,10 +417,13 @@ func (w *shardedListWatch) covers(h uint64) bool {
 
 func (w *shardedListWatch) storeTookListLocked() bool {
 	store := w.informer.GetStore()
-	// Resource versions compare as the API server defines it; one that
-	// is not comparable falls back to the keys.
-	if c, err := resourceversion.CompareResourceVersion(store.LastStoreSyncResourceVersion(), w.listRV); err == nil && c != 0 {
-		return c > 0
+	// Resource versions compare as the API server defines it; a store that
+	// reports none (client-go before v0.36) or one that is not comparable
+	// falls back to the keys.
+	if versioned, ok := store.(consistency.SyncedResourceVersioner); ok {
+		if c, err := consistency.CompareResourceVersions(versioned.LastStoreSyncResourceVersion(), w.listRV); err == nil && c != 0 {
+			return c > 0
+		}
 	}
 	for key := range w.kept {
 		if _, exists, err := store.GetByKey(key); err != nil || !exists {
@@ -498,22 +505,4 @@ func objectKey(obj metav1.Object) string {
 		return ns + "/" + obj.GetName()
 	}
 	return obj.GetName()
-}
-
-// shardInfoOf is the ShardInfo of a list answer, typed or unstructured.
-func shardInfoOf(list runtime.Object) *metav1.ShardInfo {
-	if u, ok := list.(*unstructured.UnstructuredList); ok {
-		sel, found, err := unstructured.NestedString(u.Object, "metadata", "shardInfo", "selector")
-		if err != nil || !found {
-			return nil
-		}
-		return &metav1.ShardInfo{Selector: sel}
-	}
-	// A typed list embeds ListMeta; GetListMeta reaches it.
-	if acc, ok := list.(metav1.ListMetaAccessor); ok {
-		if lm, ok := acc.GetListMeta().(*metav1.ListMeta); ok {
-			return lm.ShardInfo
-		}
-	}
-	return nil
 }

@@ -39,8 +39,8 @@ func (s *fakeServer) listWatch() *toolscache.ListWatch {
 			s.lists = append(s.lists, opts)
 			list := &corev1.PodList{Items: slices.Clone(s.pods)}
 			list.ResourceVersion = "10"
-			if s.echo && opts.ShardSelector != "" {
-				list.ShardInfo = &metav1.ShardInfo{Selector: opts.ShardSelector}
+			if sel := shard.ListSelector(opts); s.echo && sel != "" {
+				shard.SetEchoedSelector(list, sel)
 			}
 			return list, nil
 		},
@@ -86,14 +86,19 @@ func TestCacheFilterListsOwnersByShard(t *testing.T) {
 	}
 	want, err := held.Selector(shard.KeyUID)
 	require.NoError(t, err)
+	if !shard.ServerSelection() {
+		// Libraries before v0.36 carry no selector: only the client
+		// filters, and the cache holds the same share.
+		want = ""
+	}
 
 	for _, echo := range []bool{false, true} {
 		srv := &fakeServer{pods: []corev1.Pod{*in, *out}, echo: echo}
 		lw := wrapped(t, filter, &corev1.Pod{}, srv.listWatch())
 		list, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
 		require.NoError(t, err)
-		assert.Equal(t, want, srv.lists[0].ShardSelector)
-		if echo {
+		assert.Equal(t, want, shard.ListSelector(srv.lists[0]))
+		if echo && shard.ServerSelection() {
 			// A server that filtered is trusted: the test server did not,
 			// which shows the client did not filter again.
 			assert.Equal(t, []string{"in", "out"}, names(t, list))
@@ -103,7 +108,7 @@ func TestCacheFilterListsOwnersByShard(t *testing.T) {
 		w, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
 		require.NoError(t, err)
 		w.Stop()
-		assert.Equal(t, want, srv.watches[0].ShardSelector)
+		assert.Equal(t, want, shard.ListSelector(srv.watches[0]))
 	}
 
 	// A relist while the share is empty (a lapse) keeps the last share.
@@ -114,7 +119,7 @@ func TestCacheFilterListsOwnersByShard(t *testing.T) {
 	share.set(nil)
 	list, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, want, srv.lists[1].ShardSelector)
+	assert.Equal(t, want, shard.ListSelector(srv.lists[1]))
 	assert.Equal(t, []string{"in"}, names(t, list))
 
 	// A replica that never held anything sends no selector (the server
@@ -123,7 +128,7 @@ func TestCacheFilterListsOwnersByShard(t *testing.T) {
 	lw = wrapped(t, filter, &corev1.Pod{}, srv.listWatch())
 	list, err = lw.ListWithContext(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	assert.Empty(t, srv.lists[0].ShardSelector)
+	assert.Empty(t, shard.ListSelector(srv.lists[0]))
 	assert.Empty(t, names(t, list))
 }
 
@@ -167,7 +172,7 @@ func TestCacheFilterWatchesChildrenByController(t *testing.T) {
 	lw := wrapped(t, filter, &corev1.Pod{}, srv.listWatch())
 	list, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	assert.Empty(t, srv.lists[0].ShardSelector, "a controller reference cannot be selected on the server")
+	assert.Empty(t, shard.ListSelector(srv.lists[0]), "a controller reference cannot be selected on the server")
 	assert.Equal(t, []string{"a", "orphan"}, names(t, list))
 
 	w, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -101,6 +102,12 @@ func TestReconcilerWaitsForTheCacheToCoverTheOwner(t *testing.T) {
 // covers its share once its end, the bookmark of its initial events, has
 // reached the store, not before.
 func TestCacheFilterCoversAfterAStreamingList(t *testing.T) {
+	// Streaming is client-go's default from v0.35 on; before, it is behind
+	// the WatchListClient gate, turned on here so every version streams.
+	prev := clientfeatures.FeatureGates()
+	clientfeatures.ReplaceFeatureGates(forcedGate{Gates: prev, on: clientfeatures.WatchListClient})
+	defer clientfeatures.ReplaceFeatureGates(prev)
+
 	rs := replicaSet("a", "uid-a")
 	share := newFixedShare(only(uidHash(rs.UID)))
 	filter := shardcr.NewCacheFilter(shardcr.New(share, shard.KeyUID), clientgoscheme.Scheme, nil).Owners(&appsv1.ReplicaSet{})
@@ -173,3 +180,11 @@ func TestCacheFilterCoverageSkipsStoppedInformers(t *testing.T) {
 	<-done
 	assert.True(t, filter.Covers(h), "a stopped informer")
 }
+
+// forcedGate reports one client-go feature on and asks Gates about the rest.
+type forcedGate struct {
+	clientfeatures.Gates
+	on clientfeatures.Feature
+}
+
+func (g forcedGate) Enabled(f clientfeatures.Feature) bool { return f == g.on || g.Gates.Enabled(f) }
