@@ -11,9 +11,9 @@ BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 500ms
 BENCH_OUT     ?= $(CURDIR)/bench.out
 
-.PHONY: test lint large-files fmt-check tidy-check golangci unit unit-386 unit-386-qemu e2e bench
+.PHONY: test lint large-files fmt-check tidy-check golangci unit unit-386 unit-386-qemu compat e2e bench
 
-test: lint unit unit-386 e2e
+test: lint unit unit-386 compat e2e
 
 lint: large-files fmt-check tidy-check golangci
 
@@ -74,6 +74,19 @@ unit-386:
 # on trimmed pods) can't do so under qemu and are left out.
 unit-386-qemu:
 	GODEBUG=asyncpreemptoff=1 GOARCH=386 $(GO) test -count=1 -exec qemu-i386 -skip '^TestControllerOnTrimmedPods$$' ./...
+
+# The library's unit tests against the newest patch of every supported
+# Kubernetes minor, and ctrlruntime's against the newest patch of every
+# supported controller-runtime minor (with the Kubernetes libraries it
+# requires). The floors themselves are what go.mod names, which `make unit`
+# tests. hack/compat.sh works on a copy of go.mod; the tracked one never
+# changes. Without -count=1 a run whose sources and versions are unchanged
+# is answered from go test's cache; COMPAT_TEST_FLAGS=-count=1 reruns all.
+COMPAT_K8S ?= v0.34.13 v0.35.10 v0.36.6 v0.37.2
+COMPAT_CR  ?= v0.22.5 v0.23.3 v0.24.1 v0.25.2
+compat:
+	@GO=$(GO) hack/compat.sh . $(foreach v,$(COMPAT_K8S),'k8s.io/api@$(v) k8s.io/apimachinery@$(v) k8s.io/client-go@$(v)')
+	@GO=$(GO) hack/compat.sh ctrlruntime $(foreach v,$(COMPAT_CR),'sigs.k8s.io/controller-runtime@$(v)')
 
 e2e:
 	cd e2e && $(GO) test -count=1 -timeout 60m ./...
