@@ -45,9 +45,7 @@ func TestHandOverJoinLeavePause(t *testing.T) {
 	c.settle("a", "b", "c")
 
 	// c leaves cleanly.
-	if err := c.members["c"].leave(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	leaveOn(t, c.members["c"], c.clk)
 	c.settle("a", "b")
 }
 
@@ -112,6 +110,43 @@ func TestHandOverWaitsForRunningWork(t *testing.T) {
 	}
 	if _, _, ok := a.Guard(context.Background(), h); ok {
 		t.Fatal("a got a guard on a hash it gave up")
+	}
+}
+
+// A write sent under a Guard may land after the Guard is done (its request
+// cancelled, or abandoned at its deadline, while the API server goes on
+// storing it): the member keeps claiming the range for the safety margin
+// after the Guard ended, so the next holder lists it only after that.
+func TestHandOverWaitsForWritesToSettle(t *testing.T) {
+	c := newCluster(t)
+	a := c.add("a", WithDrainTimeout(time.Minute))
+	c.settle("a")
+	h := Assign([]string{"a", "b"})["b"][0].First
+	_, done, ok := a.Guard(context.Background(), h)
+	if !ok {
+		t.Fatal("a does not hold h alone")
+	}
+	b := c.add("b")
+	for range 6 {
+		c.stepAll()
+		c.advance(DefaultRenewInterval)
+	}
+	if a.Holds(h) || b.Holds(h) {
+		t.Fatal("h held while a's guarded work on it runs")
+	}
+	done()
+	ended := c.clk.Now()
+	step := DefaultSafetyMargin / 4
+	for c.clk.Now().Before(ended.Add(DefaultSafetyMargin - step)) {
+		c.stepAll()
+		if b.Holds(h) {
+			t.Fatalf("b took h up %v after a's guard over it ended, within the safety margin %v", c.clk.Since(ended), DefaultSafetyMargin)
+		}
+		c.advance(step)
+	}
+	c.settle("a", "b")
+	if !b.Holds(h) {
+		t.Fatal("b never took h up")
 	}
 }
 
@@ -194,9 +229,7 @@ func TestHandOverRandomSchedules(t *testing.T) {
 					}
 				default:
 					if len(ids) > 1 && !paused[id] && !c.down[id].Load() && !c.noWrite[id].Load() {
-						if err := c.members[id].leave(context.Background()); err != nil {
-							t.Fatal(err)
-						}
+						leaveOn(t, c.members[id], c.clk)
 						left[id] = true
 					}
 				}

@@ -134,7 +134,9 @@ type ringRunner struct {
 // epoch is the controller and informers of one share.
 type epoch struct {
 	held         shard.Ranges
-	takeUps      uint64 // the member's TakeUps before held was read
+	gained       shard.Ranges // the ranges the previous epoch did not hold
+	settled      time.Time    // when the previous epoch's last writes have landed
+	takeUps      uint64       // the member's TakeUps before held was read
 	ctrl         *replicaset.Controller
 	pods, owners cache.SharedIndexInformer
 	ownerLW      *shard.ShareListWatch
@@ -211,6 +213,7 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 		}
 	}()
 	var worked shard.Ranges // the share of the last epoch
+	var settled time.Time   // when the last epoch's writes have landed
 	for {
 		held := r.member.Held()
 		if held.Empty() {
@@ -223,11 +226,11 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 				return nil
 			}
 		}
-		end, err := r.runEpoch(ctx, drain, held, held.Subtract(worked))
+		end, err := r.runEpoch(ctx, drain, held, held.Subtract(worked), settled)
 		if err != nil {
 			return err
 		}
-		worked = held
+		worked, settled = held, time.Now().Add(r.o.shard.safetyMargin)
 		if end != shareChanged {
 			return nil
 		}
@@ -238,8 +241,9 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 // from held, drain is closed or ctx is done.
 // Owners in gained, the ranges the last epoch did not have, are synced
 // first: they are the ones waiting since their holder stopped, while the
-// others were synced until a moment ago.
-func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, gained shard.Ranges) (epochEnd, error) {
+// others were synced until a moment ago. Those others wait until settled
+// (see guard).
+func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, gained shard.Ranges, settled time.Time) (epochEnd, error) {
 	logger := klog.FromContext(ctx)
 	// Read before the informers list, so that a take-up after this
 	// restarts the epoch and one before it is in the list.
@@ -248,7 +252,7 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, 
 	if err != nil {
 		return stoppedNow, err
 	}
-	e.takeUps = takeUps
+	e.takeUps, e.gained, e.settled = takeUps, gained, settled
 	if err := r.prioritize(e, gained); err != nil {
 		return stoppedNow, err
 	}
@@ -379,6 +383,15 @@ func (r *ringRunner) prioritize(e *epoch, gained shard.Ranges) error {
 // One another member wants is skipped; that member syncs it when it takes
 // the range up, since a new epoch syncs every owner of its share.
 //
+// An owner the previous epoch worked on waits until that epoch's writes
+// have settled, a safety margin after it stopped. Stopping it cancelled
+// the writes in flight, but a cancelled create may still be stored after
+// this epoch listed its pods: the sync must see it arrive through the watch
+// before it counts, or it creates the same pods again. An owner the
+// previous epoch did not hold came from another member, whose own drain
+// keeps its range claimed until its writes have settled (or from a dead
+// member, whose Lease expired a margin after it could last write).
+//
 // The hash is read from the cache here and the sync reads the owner again;
 // an owner deleted and re-created under the same name in between, with a
 // UID in a range this replica gave up at that very moment, would be synced
@@ -398,6 +411,9 @@ func (r *ringRunner) guard(e *epoch) podset.SyncGuard {
 		h, err := shard.HashObject(m, key)
 		if err != nil {
 			return ctx, nil, 0, false
+		}
+		if wait := time.Until(e.settled); wait > 0 && !e.gained.Contains(h) {
+			return ctx, nil, wait, false
 		}
 		guarded, done, ok := r.member.Guard(ctx, h)
 		if ok {

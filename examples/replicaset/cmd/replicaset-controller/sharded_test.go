@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	appsv1 "k8s.io/api/apps/v1"
@@ -228,5 +229,55 @@ func TestGainedOwnersComeFirst(t *testing.T) {
 		e.ctrl.Queue().Done(key)
 	}
 	cancel()
+	e.ctrl.Queue().ShutDown()
+}
+
+// An owner the previous epoch worked on is not synced until that epoch's
+// cancelled writes have settled; one it gained from another member goes to
+// the member's Guard at once.
+func TestKeptOwnersWaitForTheLastEpochsWrites(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cluster := simcluster.New(simcluster.WithStartupDelay(0))
+	cs := cluster.Client()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	member, err := shard.NewMember(cs.CoordinationV1(), "default", "ring", "a")
+	require.NoError(t, err)
+	r := &ringRunner{o: options{kind: kindReplicaSet, shard: shardConfig{by: shardByUID}}, client: cs, watches: cs, member: member}
+	r.metrics, err = newRingMetrics(prometheus.NewRegistry(), r)
+	require.NoError(t, err)
+	whole := shard.Assign([]string{"a"})["a"]
+	gained := shard.Assign([]string{"a", "b"})["b"]
+	e, err := r.newEpoch(ctx, whole)
+	require.NoError(t, err)
+	e.gained, e.settled = gained, time.Now().Add(time.Minute)
+	var kept, fresh *appsv1.ReplicaSet
+	for i := 0; kept == nil || fresh == nil; i++ {
+		rs, err := cs.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, e.owners.GetIndexer().Add(rs))
+		if gained.Contains(shard.Hash(string(rs.UID))) {
+			fresh = rs
+		} else {
+			kept = rs
+		}
+	}
+	guard := r.guard(e)
+
+	_, _, retry, ok := guard(ctx, "default/"+kept.Name)
+	require.False(t, ok, "an owner of the last epoch synced before its writes settled")
+	require.InDelta(t, time.Minute, retry, float64(time.Second), "retry after the settling")
+
+	// The member holds nothing (it never ran), so its Guard refuses the
+	// gained owner, and nobody wants it: no retry. What matters is that the
+	// settling did not hold it back.
+	_, _, retry, ok = guard(ctx, "default/"+fresh.Name)
+	require.False(t, ok)
+	require.Zero(t, retry, "a gained owner waited for the last epoch's writes")
+
+	e.settled = time.Now().Add(-time.Second)
+	_, _, retry, ok = guard(ctx, "default/"+kept.Name)
+	require.False(t, ok)
+	require.Zero(t, retry, "an owner waited after the last epoch's writes settled")
 	e.ctrl.Queue().ShutDown()
 }
