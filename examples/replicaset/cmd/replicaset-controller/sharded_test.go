@@ -232,10 +232,10 @@ func TestGainedOwnersComeFirst(t *testing.T) {
 	e.ctrl.Queue().ShutDown()
 }
 
-// An owner the previous epoch worked on is not synced until that epoch's
-// cancelled writes have settled; one it gained from another member goes to
-// the member's Guard at once.
-func TestKeptOwnersWaitForTheLastEpochsWrites(t *testing.T) {
+// An owner the previous epoch was writing for is not synced until that
+// epoch's cancelled writes have settled; any other goes to the member's
+// Guard at once.
+func TestSettlingOwnersWaitForTheLastEpochsWrites(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cluster := simcluster.New(simcluster.WithStartupDelay(0))
 	cs := cluster.Client()
@@ -246,38 +246,59 @@ func TestKeptOwnersWaitForTheLastEpochsWrites(t *testing.T) {
 	r := &ringRunner{o: options{kind: kindReplicaSet, shard: shardConfig{by: shardByUID}}, client: cs, watches: cs, member: member}
 	r.metrics, err = newRingMetrics(prometheus.NewRegistry(), r)
 	require.NoError(t, err)
-	whole := shard.Assign([]string{"a"})["a"]
-	gained := shard.Assign([]string{"a", "b"})["b"]
-	e, err := r.newEpoch(ctx, whole)
+	e, err := r.newEpoch(ctx, shard.Assign([]string{"a"})["a"])
 	require.NoError(t, err)
-	e.gained, e.settled = gained, time.Now().Add(time.Minute)
-	var kept, fresh *appsv1.ReplicaSet
-	for i := 0; kept == nil || fresh == nil; i++ {
-		rs, err := cs.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)}}, metav1.CreateOptions{})
+	for _, name := range []string{"written", "idle"} {
+		rs, err := cs.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 		require.NoError(t, e.owners.GetIndexer().Add(rs))
-		if gained.Contains(shard.Hash(string(rs.UID))) {
-			fresh = rs
-		} else {
-			kept = rs
-		}
 	}
+	var last syncLog
+	stop := time.Now()
+	last.begin("default/written")
+	last.begin("default/long-ago")
+	last.end("default/long-ago", stop.Add(-time.Hour))
+	e.settling = last.settling(stop, time.Minute)
 	guard := r.guard(e)
 
-	_, _, retry, ok := guard(ctx, "default/"+kept.Name)
-	require.False(t, ok, "an owner of the last epoch synced before its writes settled")
-	require.InDelta(t, time.Minute, retry, float64(time.Second), "retry after the settling")
+	_, _, retry, ok := guard(ctx, "default/written")
+	require.False(t, ok, "an owner the last epoch was writing for synced before its writes settled")
+	require.InDelta(t, time.Minute, retry, float64(time.Second), "retry once the writes settled")
 
 	// The member holds nothing (it never ran), so its Guard refuses the
-	// gained owner, and nobody wants it: no retry. What matters is that the
+	// idle owner, and nobody wants it: no retry. What matters is that the
 	// settling did not hold it back.
-	_, _, retry, ok = guard(ctx, "default/"+fresh.Name)
+	_, _, retry, ok = guard(ctx, "default/idle")
 	require.False(t, ok)
-	require.Zero(t, retry, "a gained owner waited for the last epoch's writes")
+	require.Zero(t, retry, "an owner with no write in flight waited for the last epoch's writes")
 
-	e.settled = time.Now().Add(-time.Second)
-	_, _, retry, ok = guard(ctx, "default/"+kept.Name)
+	e.settling.until = time.Now().Add(-time.Second)
+	_, _, retry, ok = guard(ctx, "default/written")
 	require.False(t, ok)
 	require.Zero(t, retry, "an owner waited after the last epoch's writes settled")
 	e.ctrl.Queue().ShutDown()
+}
+
+// The owners an epoch leaves to settle: those with a sync running when it
+// stopped, and those whose last sync ended within the margin before.
+func TestSyncLogSettling(t *testing.T) {
+	var l syncLog
+	stop := time.Now()
+	l.begin("running")
+	l.begin("recent")
+	l.end("recent", stop.Add(-time.Second))
+	l.begin("old")
+	l.end("old", stop.Add(-time.Minute))
+	l.begin("twice")
+	l.begin("twice")
+	l.end("twice", stop.Add(-time.Minute))
+	s := l.settling(stop, 2*time.Second)
+	require.Equal(t, map[string]bool{"running": true, "recent": true, "twice": true}, s.owners)
+	_, held := s.holds("old", stop)
+	require.False(t, held)
+	wait, held := s.holds("recent", stop.Add(time.Second))
+	require.True(t, held)
+	require.Equal(t, time.Second, wait)
+	_, held = s.holds("recent", stop.Add(2*time.Second))
+	require.False(t, held)
 }
