@@ -249,29 +249,67 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 	})
 	m := claim.NewPodControllerRefManager(c.podControl, o, selector, c.gvk, canAdopt)
 	uid := o.GetUID()
+	var templateLabels map[string]string
+	if tmpl := c.kind.Template(o); tmpl != nil {
+		templateLabels = tmpl.Labels
+	}
+	// A count that depends on the time cannot be kept; without a memo
+	// every pod is judged afresh.
+	var memo *claimMemo
+	if counter == nil || counter.StableClasses() {
+		memo = c.claimMemos.get(expectations.OwnerKeyFor(o), selector, templateLabels, counter != nil)
+	}
 	var errs []error
-	kept := 0
+	kept, known := 0, 0
 	for i, pod := range pods {
-		switch {
-		case podstate.IsActive(pod):
-			owned, err := m.ClaimPod(ctx, pod)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if !owned {
-				continue
-			}
-			pods[kept], pods[i] = pod, pods[kept]
-			kept++
-			if counter != nil {
-				counter.Add(pod)
-			}
-		case withTerminating && podstate.IsTerminating(pod):
-			if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.UID == uid && selector.Matches(labels.Set(pod.Labels)) {
-				terminating = append(terminating, pod)
+		if pod == nil {
+			continue
+		}
+		var v podVerdict
+		ok := false
+		if memo != nil {
+			v, ok = memo.pods[pod]
+		}
+		if !ok {
+			v, ok = judge(pod, uid, selector, counter)
+			if ok && memo != nil {
+				memo.pods[pod] = v
 			}
 		}
+		if ok {
+			known++
+			switch v.kind {
+			case verdictOwned:
+				pods[kept], pods[i] = pod, pods[kept]
+				kept++
+				if counter != nil {
+					counter.AddClass(v.class)
+				}
+			case verdictTerminating:
+				if withTerminating {
+					terminating = append(terminating, pod)
+				}
+			}
+			continue
+		}
+		// An adoption or a release: the claim writes, and decides again
+		// at the next sync, on the pod the write produces.
+		owned, err := m.ClaimPod(ctx, pod)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !owned {
+			continue
+		}
+		pods[kept], pods[i] = pod, pods[kept]
+		kept++
+		if counter != nil {
+			counter.Add(pod)
+		}
+	}
+	if memo != nil {
+		memo.prune(pods, known)
 	}
 	if err := utilerrors.NewAggregate(errs); err != nil {
 		return nil, nil, err
