@@ -36,6 +36,23 @@ type claimMemo struct {
 	templateLabels map[string]string
 	counting       bool
 	pods           map[*v1.Pod]podVerdict
+	// uids says whether the UIDs of the pods in pods are all different
+	// (uidsUnique), not (uidsRepeated) or not known since pods changed.
+	uids uidState
+}
+
+type uidState uint8
+
+const (
+	uidsUnknown uidState = iota
+	uidsUnique
+	uidsRepeated
+)
+
+// add records the verdict of a pod the memo did not know.
+func (m *claimMemo) add(pod *v1.Pod, v podVerdict) {
+	m.pods[pod] = v
+	m.uids = uidsUnknown
 }
 
 // podVerdict is one memoised decision.
@@ -131,4 +148,22 @@ func (m *claimMemo) prune(pods []*v1.Pod, known int) {
 		}
 	}
 	m.pods = kept
+	m.uids = uidsUnknown
+}
+
+// uniqueUIDs reports whether no two pods of the memo share a UID, reading
+// the UIDs only when its pods changed since the last answer.
+func (m *claimMemo) uniqueUIDs() bool {
+	if m.uids == uidsUnknown {
+		m.uids = uidsUnique
+		seen := make(map[types.UID]struct{}, len(m.pods))
+		for p := range m.pods {
+			if _, dup := seen[p.UID]; dup {
+				m.uids = uidsRepeated
+				break
+			}
+			seen[p.UID] = struct{}{}
+		}
+	}
+	return m.uids == uidsUnique
 }

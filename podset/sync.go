@@ -134,7 +134,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 	if minReadySeconds == 0 {
 		counter = ptr.To(status.NewReplicaCounter(templateLabels, 0, time.Time{}))
 	}
-	active, terminating, err := c.claimPods(ctx, o, selector, allPods, withTerminating, counter)
+	active, terminating, memo, err := c.claimPodsMemo(ctx, o, selector, allPods, withTerminating, counter)
 	if err != nil {
 		return childset.Result{}, err
 	}
@@ -147,7 +147,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		c.unsure.Forget(expKey)
 	}
 	if needsSync && o.GetDeletionTimestamp() == nil {
-		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector})
+		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector, memo: memo})
 	} else if !needsSync {
 		// Without this an owner whose pod creation is never observed would
 		// sleep until some unrelated event, forever with resync disabled;
@@ -233,6 +233,15 @@ func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
 // behind the garbage collector (kubernetes#42639).
 func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
 	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, err error) {
+	active, terminating, _, err = c.claimPodsMemo(ctx, o, selector, pods, withTerminating, counter)
+	return active, terminating, err
+}
+
+// claimPodsMemo is claimPods, also returning the owner's claim memo when,
+// after this claim, it holds exactly the non-nil pods of pods (nil
+// otherwise), for the related pods of a scale-down to compare listings by.
+func (c *Controller[O]) claimPodsMemo(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
+	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, exact *claimMemo, err error) {
 	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
 		// A read, but one that gates writes: bounded like them.
 		fresh, err := writedeadline.Call(ctx, c.cfg.writeTimeout, "re-reading the owner", func(ctx context.Context) (O, error) {
@@ -260,11 +269,12 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 		memo = c.claimMemos.get(expectations.OwnerKeyFor(o), selector, templateLabels, counter != nil)
 	}
 	var errs []error
-	kept, known := 0, 0
+	kept, known, listed := 0, 0, 0
 	for i, pod := range pods {
 		if pod == nil {
 			continue
 		}
+		listed++
 		var v podVerdict
 		ok := false
 		if memo != nil {
@@ -273,7 +283,7 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 		if !ok {
 			v, ok = judge(pod, uid, selector, counter)
 			if ok && memo != nil {
-				memo.pods[pod] = v
+				memo.add(pod, v)
 			}
 		}
 		if ok {
@@ -310,14 +320,17 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 	}
 	if memo != nil {
 		memo.prune(pods, known)
+		if known == listed && len(memo.pods) == listed {
+			exact = memo
+		}
 	}
 	if err := utilerrors.NewAggregate(errs); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if kept > 0 {
 		active = pods[:kept:kept]
 	}
-	return active, terminating, nil
+	return active, terminating, exact, nil
 }
 
 // nextAvailabilityCheck says when to look again at an owner some of whose
