@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
 )
@@ -36,6 +37,11 @@ type claimMemo struct {
 	templateLabels map[string]string
 	counting       bool
 	pods           map[*v1.Pod]podVerdict
+	// ranking keeps the facts the last scale-down's ranking read from the
+	// pods. It lives from one scale-down sync to the next only: every sync
+	// takes it out (takeRanking), and only a sync that ranks puts it back,
+	// so an owner that stops scaling down keeps no old pods through it.
+	ranking *podranking.Memo
 	// uids says whether the UIDs of the pods in pods are all different
 	// (uidsUnique), not (uidsRepeated) or not known since pods changed.
 	uids uidState
@@ -48,6 +54,13 @@ const (
 	uidsUnique
 	uidsRepeated
 )
+
+// takeRanking returns the ranking memo, nil if none, and leaves none.
+func (m *claimMemo) takeRanking() *podranking.Memo {
+	r := m.ranking
+	m.ranking = nil
+	return r
+}
 
 // add records the verdict of a pod the memo did not know.
 func (m *claimMemo) add(pod *v1.Pod, v podVerdict) {

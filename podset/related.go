@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
@@ -25,6 +26,9 @@ type ownListing struct {
 	// memo is the owner's claim memo when it holds exactly the non-nil
 	// pods of pods, else nil.
 	memo *claimMemo
+	// ranking is the ranking memo the owner's last sync left, nil if none;
+	// a scale-down ranks with it and hands it back to memo.
+	ranking *podranking.Memo
 }
 
 // rankingRelated returns the related pods a scale-down of o ranks its

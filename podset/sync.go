@@ -19,6 +19,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
+	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
 )
@@ -138,6 +139,10 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 	if err != nil {
 		return childset.Result{}, err
 	}
+	var rankingMemo *podranking.Memo
+	if memo != nil {
+		rankingMemo = memo.takeRanking()
+	}
 
 	var res childset.Result
 	var manageErr error
@@ -147,7 +152,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		c.unsure.Forget(expKey)
 	}
 	if needsSync && o.GetDeletionTimestamp() == nil {
-		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector, memo: memo})
+		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector, memo: memo, ranking: rankingMemo})
 	} else if !needsSync {
 		// Without this an owner whose pod creation is never observed would
 		// sleep until some unrelated event, forever with resync disabled;
