@@ -53,7 +53,9 @@ func (m *Memo) of(pod *v1.Pod) *podFacts {
 	f, ok := m.facts[pod]
 	if !ok {
 		if len(m.spare) == 0 {
-			m.spare = make([]memoFacts, 256)
+			// Blocks grow with the memo, so that a small owner's memo
+			// stays small and a large one's takes few allocations.
+			m.spare = make([]memoFacts, min(max(len(m.facts)/2, 16), 256))
 		}
 		f, m.spare = &m.spare[0], m.spare[1:]
 		f.read(pod, true)
