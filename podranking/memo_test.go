@@ -59,7 +59,9 @@ func TestMemoRanksAsWithout(t *testing.T) {
 				var related []*v1.Pod
 				switch round % 3 {
 				case 0: // the pods first, in the same array, as a set ranked among itself
-					related = append(pods[:len(pods):len(pods)], others...)
+					related = make([]*v1.Pod, 0, len(pods)+len(others))
+					related = append(related, pods...)
+					related = append(related, others...)
 					pods = related[:len(pods)]
 				case 1: // shuffled together
 					related = append(slices.Clone(pods), others...)

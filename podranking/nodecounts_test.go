@@ -48,8 +48,7 @@ func countsOf(filtered, related []*v1.Pod) []int {
 func TestCountOnNodesMatchesNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	mk := func(i int) *v1.Pod {
-		switch r.IntN(12) {
-		case 0:
+		if r.IntN(12) == 0 {
 			return nil
 		}
 		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p" + strconv.Itoa(i)}, Spec: v1.PodSpec{NodeName: "n" + strconv.Itoa(r.IntN(5))}, Status: v1.PodStatus{Phase: v1.PodRunning}}
