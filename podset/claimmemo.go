@@ -33,6 +33,7 @@ import (
 // a change of any of them starts the memo afresh. Pods that need a write
 // (adoption, release) always go through the claim itself.
 type claimMemo struct {
+	uid            types.UID
 	selector       string
 	templateLabels map[string]string
 	counting       bool
@@ -82,37 +83,40 @@ const (
 	verdictTerminating                    // terminating, controlled by the owner and selected
 )
 
-// claimMemos holds the memo of every owner, by expectations key, so that a
-// re-created owner of the same name starts afresh.
+// claimMemos holds the memo of every owner by its queue key, with the
+// owner's UID in the memo, so that a re-created owner of the same name
+// starts afresh. A memo is dropped when its owner is deleted, and when a
+// sync finds the owner gone or held by another replica (WithSyncGuard), so
+// that no memo outlives the owner's syncs here and holds on to its pods.
 type claimMemos struct {
 	mu      sync.Mutex
 	byOwner map[string]*claimMemo
 }
 
-// get returns the memo of the owner keyed expKey, valid for selector,
-// templateLabels and counting. Only the owner's sync uses it until the
-// sync ends, and the queue never syncs one owner on two workers at once.
-func (ms *claimMemos) get(expKey string, selector labels.Selector, templateLabels map[string]string, counting bool) *claimMemo {
+// get returns the memo of the owner with queue key key and uid, valid for
+// selector, templateLabels and counting. Only the owner's sync uses it until
+// the sync ends, and the queue never syncs one key on two workers at once.
+func (ms *claimMemos) get(key string, uid types.UID, selector labels.Selector, templateLabels map[string]string, counting bool) *claimMemo {
 	sel := selector.String()
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	m := ms.byOwner[expKey]
-	if m != nil && m.selector == sel && m.counting == counting && maps.Equal(m.templateLabels, templateLabels) {
+	m := ms.byOwner[key]
+	if m != nil && m.uid == uid && m.selector == sel && m.counting == counting && maps.Equal(m.templateLabels, templateLabels) {
 		return m
 	}
-	m = &claimMemo{selector: sel, templateLabels: maps.Clone(templateLabels), counting: counting, pods: map[*v1.Pod]podVerdict{}}
+	m = &claimMemo{uid: uid, selector: sel, templateLabels: maps.Clone(templateLabels), counting: counting, pods: map[*v1.Pod]podVerdict{}}
 	if ms.byOwner == nil {
 		ms.byOwner = map[string]*claimMemo{}
 	}
-	ms.byOwner[expKey] = m
+	ms.byOwner[key] = m
 	return m
 }
 
-// drop forgets the memo of an owner that is gone.
-func (ms *claimMemos) drop(expKey string) {
+// drop forgets the memo of the owner with queue key key.
+func (ms *claimMemos) drop(key string) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	delete(ms.byOwner, expKey)
+	delete(ms.byOwner, key)
 }
 
 // judge decides for pod what the claim pass would, reading the pod, when

@@ -1,8 +1,10 @@
 package podset
 
 import (
+	"context"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,8 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/status"
 )
 
@@ -92,7 +94,7 @@ func TestClaimMemoMatchesAFreshClaim(t *testing.T) {
 		if counted {
 			require.Equal(t, c1.Counts(), c2.Counts(), "sync %d", sync)
 		}
-		memo := memoised.c.claimMemos.byOwner[expectations.OwnerKeyFor(rs)]
+		memo := memoised.c.claimMemos.byOwner[ownerKey(rs)]
 		require.NotNil(t, memo)
 		assert.LessOrEqual(t, len(memo.pods), len(pods), "sync %d: the memo holds only pods of the last listing", sync)
 	}
@@ -115,4 +117,62 @@ func TestClaimMemoSkipsTimedCounts(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, status.CountReplicas([]*v1.Pod{pod}, rs.Spec.Template.Labels, 30, at), counter.Counts())
 	}
+}
+
+// TestClaimMemoGoesWithTheOwner: a sync keeps its owner's memo; a re-created
+// owner of the same name starts a new one; the memo is dropped when a sync
+// finds the owner gone, when the owner is held by another replica, and on
+// the owner's delete event, so that no memo holds pods for an owner this
+// controller no longer syncs.
+func TestClaimMemoGoesWithTheOwner(t *testing.T) {
+	rs := newRS("foobar", 2, fooBar)
+	key := rs.Namespace + "/" + rs.Name
+	var held atomic.Bool
+	held.Store(true)
+	guard := func(ctx context.Context, _ string) (context.Context, func(), time.Duration, bool) {
+		if !held.Load() {
+			return ctx, nil, 0, false
+		}
+		return ctx, func() {}, 0, true
+	}
+	e := newEnv(t, []runtime.Object{rs}, WithSyncGuard(guard))
+	e.addOwner(rs)
+	e.addPods(newPod("a", rs, v1.PodRunning, fooBar, true), newPod("b", rs, v1.PodRunning, fooBar, true))
+	memo := func() *claimMemo {
+		e.c.claimMemos.mu.Lock()
+		defer e.c.claimMemos.mu.Unlock()
+		return e.c.claimMemos.byOwner[key]
+	}
+
+	require.NoError(t, e.sync(rs))
+	first := memo()
+	require.NotNil(t, first)
+	require.Len(t, first.pods, 2)
+	require.NoError(t, e.sync(rs))
+	require.Same(t, first, memo(), "kept from one sync to the next")
+
+	recreated := rs.DeepCopy()
+	recreated.UID = "another-incarnation"
+	require.NoError(t, e.inf.Apps().V1().ReplicaSets().Informer().GetIndexer().Update(recreated))
+	require.NoError(t, e.sync(recreated))
+	require.NotSame(t, first, memo(), "a re-created owner starts afresh")
+	require.Equal(t, recreated.UID, memo().uid)
+
+	held.Store(false)
+	_, err := e.c.Reconcile(e.ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, memo(), "dropped when another replica holds the owner")
+
+	held.Store(true)
+	require.NoError(t, e.sync(recreated))
+	require.NotNil(t, memo())
+	e.c.ObserveOwnerDelete(recreated)
+	require.Nil(t, memo(), "dropped on the owner's delete")
+
+	require.NoError(t, e.sync(recreated))
+	require.NotNil(t, memo())
+	require.NoError(t, e.inf.Apps().V1().ReplicaSets().Informer().GetIndexer().Delete(recreated))
+	_, err = e.c.Reconcile(e.ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, memo(), "dropped when a sync finds the owner gone")
 }
