@@ -229,7 +229,9 @@ func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
 // counter counts every active pod claimed.
 //
 // It is one pass, so each pod is read once: first its phase, then its owner
-// reference and labels, then, for the counter, its conditions. The active
+// reference and labels, then, for the counter, its conditions; and a pod
+// object the owner's claim memo has judged before is not read at all
+// (claimmemo.go). The active
 // pods are gathered in place at the front of pods, which podsForOwner made
 // for this sync alone; the other pods are swapped behind them, so that pods
 // still holds every pod it was given, for a scale-down's related pods. Claim errors are aggregated as upstream's ClaimPods
