@@ -158,14 +158,36 @@ func uidPrefix(uid types.UID) uint64 {
 
 // makeKey fills k for pod at position i. A nil pod gets a key that sorts
 // after every real pod and is equivalent to every other nil pod's.
+//
+// It reads the pod straight into the key: going through a podFacts, as a
+// Memo does, costs a tenth more on a ranking whose pods are in the cache.
+// TestKeyFromFactsIsMakeKey holds the two ways to the same key.
 func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 	if pod == nil {
 		p.nilKey(k, i)
 		return
 	}
-	var f podFacts
-	f.read(pod, p.cost)
-	p.keyFromFacts(k, pod, &f, rank, i)
+	*k = key{pod: pod, rank: rank, idx: int32(i), ready: zeroInstant, created: zeroInstant}
+	var head uint64
+	if pod.Spec.NodeName != "" {
+		head |= headAssignedBit
+	}
+	head |= phaseOrdinal(pod.Status.Phase) << headPhaseShift
+	var cost int32
+	if p.cost {
+		if v, ok := pod.Annotations[DeletionCostAnnotation]; ok {
+			cost, _ = parseCost(v)
+		}
+	}
+	head |= uint64(int64(cost)+costBias) & headCostMask
+	k.head = head
+	k.uidPrefix = uidPrefix(pod.UID)
+	k.regular = unknownRestarts
+	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
+		k.head |= headReadyBit
+		k.ready, k.readyBucket = p.instant(c.LastTransitionTime.Time)
+	}
+	k.created, k.createdBucket = p.instant(pod.CreationTimestamp.Time)
 }
 
 // nilKey fills k for a nil pod at position i.
@@ -176,8 +198,8 @@ func (p *policy) nilKey(k *key, i int) {
 }
 
 // podFacts is what a ranking reads from one pod, before any policy applies
-// to it. A Memo keeps them per pod object; without one they are read into
-// a podFacts on the stack, so that both ways make a key by the same code.
+// to it; a Memo keeps them per pod object, and keyFromFacts makes from them
+// the key makeKey makes from the pod.
 type podFacts struct {
 	uidPrefix uint64
 	phase     uint64 // phaseOrdinal

@@ -81,3 +81,36 @@ func TestMemoRanksAsWithout(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyFromFactsIsMakeKey: a key made from a pod's facts, as a Memo makes
+// it, is the key makeKey makes from the pod, field for field, under every
+// policy, on pods with and without monotonic clock readings.
+func TestKeyFromFactsIsMakeKey(t *testing.T) {
+	configs := []genConfig{
+		{nodes: 4, distinct: true},
+		{nodes: 20, distinct: false, zeroTimeShare: 5, invalidCosts: true},
+		{nodes: 0, distinct: true, sameUIDs: true},
+	}
+	for ci, cfg := range configs {
+		pods := genPods(newRand(uint64(ci)), 300, testNow, cfg)
+		// Times from the process's own clock carry monotonic readings.
+		pods[0].CreationTimestamp = metav1.Now()
+		for _, disableCost := range []bool{false, true} {
+			for _, disableLog := range []bool{false, true} {
+				for _, ties := range []bool{false, true} {
+					direct := newPolicy(testNow, disableCost, disableLog, ties)
+					viaFacts := newPolicy(testNow, disableCost, disableLog, ties)
+					for i, p := range pods {
+						var want, got key
+						direct.makeKey(&want, p, i%7, i)
+						var f podFacts
+						f.read(p, true)
+						viaFacts.keyFromFacts(&got, p, &f, i%7, i)
+						require.Equal(t, want, got, "config %d pod %d cost=%v log=%v ties=%v", ci, i, !disableCost, !disableLog, ties)
+					}
+					require.Equal(t, direct.monotonic, viaFacts.monotonic)
+				}
+			}
+		}
+	}
+}
