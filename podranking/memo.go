@@ -161,7 +161,8 @@ func (s *Selector) rankMemo(m *Memo, filtered, related []*v1.Pod, pol policy, ke
 }
 
 // PodsToDeleteMemo is PodsToDelete with the pods' facts kept in m from one
-// call to the next: the same pods, for every input, as without it.
+// call to the next: the same pods, for every input, as without it. A nil m
+// keeps nothing.
 func (s *Selector) PodsToDeleteMemo(m *Memo, filteredPods, relatedPods []*v1.Pod, diff int) []*v1.Pod {
 	if diff <= 0 {
 		return nil
@@ -171,7 +172,12 @@ func (s *Selector) PodsToDeleteMemo(m *Memo, filteredPods, relatedPods []*v1.Pod
 	}
 	b := getBuffers(len(filteredPods))
 	defer putBuffers(b)
-	r := s.rankMemo(m, filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
+	var r *Ranking
+	if m == nil {
+		r = s.rank(filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
+	} else {
+		r = s.rankMemo(m, filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
+	}
 	r.sortTo(diff)
 	return r.first(diff)
 }

@@ -77,13 +77,7 @@ func TestHandOverWaitsForRunningWork(t *testing.T) {
 	a := c.add("a", WithDrainTimeout(time.Minute))
 	c.settle("a")
 
-	// Find a hash that b will own once it joins.
-	share := Assign([]string{"a", "b"})["b"]
-	h := share[0].First
-	wctx, done, ok := a.Guard(context.Background(), h)
-	if !ok {
-		t.Fatal("a does not hold h alone")
-	}
+	h, wctx, done := guardNewcomersHash(t, a)
 
 	b := c.add("b")
 	for range 6 {
@@ -121,11 +115,7 @@ func TestHandOverWaitsForWritesToSettle(t *testing.T) {
 	c := newCluster(t)
 	a := c.add("a", WithDrainTimeout(time.Minute))
 	c.settle("a")
-	h := Assign([]string{"a", "b"})["b"][0].First
-	_, done, ok := a.Guard(context.Background(), h)
-	if !ok {
-		t.Fatal("a does not hold h alone")
-	}
+	h, _, done := guardNewcomersHash(t, a)
 	b := c.add("b")
 	for range 6 {
 		c.stepAll()
@@ -148,6 +138,18 @@ func TestHandOverWaitsForWritesToSettle(t *testing.T) {
 	if !b.Holds(h) {
 		t.Fatal("b never took h up")
 	}
+}
+
+// guardNewcomersHash takes a's Guard over a hash that b will own once it
+// joins.
+func guardNewcomersHash(t *testing.T, a *Member) (uint64, context.Context, context.CancelFunc) {
+	t.Helper()
+	h := Assign([]string{"a", "b"})["b"][0].First
+	wctx, done, ok := a.Guard(context.Background(), h)
+	if !ok {
+		t.Fatal("a does not hold h alone")
+	}
+	return h, wctx, done
 }
 
 func TestGuardFollowsValidity(t *testing.T) {
