@@ -99,6 +99,10 @@ e2e:
 # internal/benchpair); benchstat then takes the medians over the rounds and
 # prints one table with the ratio of every pair.
 #
+# The shapes users run come first: the rollout shape (a scale-down ranked
+# among a sibling ReplicaSet's pods) and the event storm (both controllers
+# running under an update of every owner), against upstream.
+#
 # The library's benchmarks go to $(BENCH_OUT).lib and get tables of their
 # own, with ctrlkit, first in round 1, as the base column. The e2e pairs
 # against upstream are printed with upstream as the base column, and the
@@ -111,6 +115,7 @@ bench:
 	  (cd e2e && CTRLKIT_BENCH_ROUND=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime $(BENCH_TIME) ./parity/) >> $(BENCH_OUT) || exit 1; \
 	  (cd e2e && CTRLKIT_BENCH_ROUND=$$i $(GO) test -run '^$$' -bench . -count 1 -benchtime 1x -timeout 60m ./parity/scaleup/) >> $(BENCH_OUT) || exit 1; \
 	done
+	$(GO) run $(BENCHSTAT) -filter ".name:(RolloutShape OR EventStorm)" -col "/impl@(upstream ctrlkit)" $(BENCH_OUT)
 	$(GO) run $(BENCHSTAT) -col /impl $(BENCH_OUT).lib
 	$(GO) run $(BENCHSTAT) -col "/impl@(upstream ctrlkit)" $(BENCH_OUT)
 	$(GO) run $(BENCHSTAT) -filter ".name:SlowStart" -col "/impl@(goroutinepercall ctrlkit)" $(BENCH_OUT)

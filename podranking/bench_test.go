@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ctrlkit/ctrlkit/internal/rolloutshape"
 )
 
 // benchPods builds n pods shaped like a large ReplicaSet at scale-down
@@ -70,6 +72,25 @@ func BenchmarkPodsToDelete(b *testing.B) {
 			start := cpuTime()
 			for b.Loop() {
 				benchSink = sel.PodsToDelete(pods, pods, diff)
+			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkRolloutShape is the scale-down choice of a ReplicaSet in the
+// middle of a rollout (see rolloutshape.Pods): its related pods hold a
+// sibling's too, in listing order. Each call is made fresh, as a user makes
+// it, with the package-level PodsToDelete.
+func BenchmarkRolloutShape(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		pods, related := rolloutshape.Pods(n, time.Now())
+		diff := n / 20
+		b.Run(fmt.Sprintf("N=%d/diff=%d", n, diff), func(b *testing.B) {
+			b.ReportAllocs()
+			start := cpuTime()
+			for b.Loop() {
+				benchSink = PodsToDelete(pods, related, diff)
 			}
 			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		})

@@ -120,3 +120,22 @@ func ExampleSelector_Rank() {
 	// not-ready first
 	// more recently ready first
 }
+
+func ExampleSelector_PodsToDeleteMemo() {
+	pods := []*v1.Pod{
+		pod("web-a", "node-1", time.Hour, ""),
+		pod("web-b", "node-1", time.Hour, ""),
+		pod("web-c", "node-2", 10*time.Minute, ""),
+	}
+	sel := podranking.NewSelector(podranking.WithNow(now))
+	// One Memo per owner, kept from one scale-down to the next: the second
+	// call reads only the pod that the informer replaced. node-1 runs two
+	// of the pods, so one of them goes first, until web-c is not ready.
+	memo := podranking.NewMemo()
+	fmt.Println(podNames(sel.PodsToDeleteMemo(memo, pods, pods, 1)))
+	pods[2] = pod("web-c", "node-2", -1, "") // no longer ready: a new object
+	fmt.Println(podNames(sel.PodsToDeleteMemo(memo, pods, pods, 1)))
+	// Output:
+	// web-a
+	// web-c
+}

@@ -158,14 +158,16 @@ func uidPrefix(uid types.UID) uint64 {
 
 // makeKey fills k for pod at position i. A nil pod gets a key that sorts
 // after every real pod and is equivalent to every other nil pod's.
+//
+// It reads the pod straight into the key: going through a podFacts, as a
+// Memo does, costs a tenth more on a ranking whose pods are in the cache.
+// TestKeyFromFactsIsMakeKey holds the two ways to the same key.
 func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
-	*k = key{pod: pod, rank: rank, idx: int32(i), ready: zeroInstant, created: zeroInstant}
 	if pod == nil {
-		// Rank 0 too: the sort's inlined Less compares ranks before it
-		// looks for nil pods.
-		k.head, k.rank = headNilBit, 0
+		p.nilKey(k, i)
 		return
 	}
+	*k = key{pod: pod, rank: rank, idx: int32(i), ready: zeroInstant, created: zeroInstant}
 	var head uint64
 	if pod.Spec.NodeName != "" {
 		head |= headAssignedBit
@@ -186,6 +188,67 @@ func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 		k.ready, k.readyBucket = p.instant(c.LastTransitionTime.Time)
 	}
 	k.created, k.createdBucket = p.instant(pod.CreationTimestamp.Time)
+}
+
+// nilKey fills k for a nil pod at position i.
+func (p *policy) nilKey(k *key, i int) {
+	// Rank 0 too: the sort's inlined Less compares ranks before it looks
+	// for nil pods.
+	*k = key{head: headNilBit, idx: int32(i), ready: zeroInstant, created: zeroInstant}
+}
+
+// podFacts is what a ranking reads from one pod, before any policy applies
+// to it; a Memo keeps them per pod object, and keyFromFacts makes from them
+// the key makeKey makes from the pod.
+type podFacts struct {
+	uidPrefix uint64
+	phase     uint64 // phaseOrdinal
+	readyAt   time.Time
+	created   time.Time
+	cost      int32 // the parsed deletion cost; 0 when absent or unreadable
+	node      int32 // the node's id in a Memo
+	assigned  bool
+	ready     bool
+	active    bool // podstate.IsActive; set by a Memo only
+}
+
+// read fills f from pod, the deletion cost only when withCost.
+func (f *podFacts) read(pod *v1.Pod, withCost bool) {
+	f.assigned = pod.Spec.NodeName != ""
+	f.phase = phaseOrdinal(pod.Status.Phase)
+	if withCost {
+		if v, ok := pod.Annotations[DeletionCostAnnotation]; ok {
+			f.cost, _ = parseCost(v)
+		}
+	}
+	f.uidPrefix = uidPrefix(pod.UID)
+	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
+		f.ready, f.readyAt = true, c.LastTransitionTime.Time
+	}
+	f.created = pod.CreationTimestamp.Time
+}
+
+// keyFromFacts fills k for pod, at position i, from its facts.
+func (p *policy) keyFromFacts(k *key, pod *v1.Pod, f *podFacts, rank int, i int) {
+	*k = key{pod: pod, rank: rank, idx: int32(i), ready: zeroInstant, created: zeroInstant}
+	var head uint64
+	if f.assigned {
+		head |= headAssignedBit
+	}
+	head |= f.phase << headPhaseShift
+	var cost int32
+	if p.cost {
+		cost = f.cost
+	}
+	head |= uint64(int64(cost)+costBias) & headCostMask
+	k.head = head
+	k.uidPrefix = f.uidPrefix
+	k.regular = unknownRestarts
+	if f.ready {
+		k.head |= headReadyBit
+		k.ready, k.readyBucket = p.instant(f.readyAt)
+	}
+	k.created, k.createdBucket = p.instant(f.created)
 }
 
 // instant reduces a pod time to its wall clock and its log2 bucket.

@@ -44,17 +44,7 @@ func PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) []*v1.Pod {
 // PodsToDelete is the package-level PodsToDelete with this Selector's policy,
 // clock and rankers.
 func (s *Selector) PodsToDelete(filteredPods, relatedPods []*v1.Pod, diff int) []*v1.Pod {
-	if diff <= 0 {
-		return nil
-	}
-	if diff >= len(filteredPods) {
-		return slices.Clone(filteredPods)
-	}
-	b := getBuffers(len(filteredPods))
-	defer putBuffers(b)
-	r := s.rank(filteredPods, relatedPods, s.cfg.policy(), b.keys, b.order)
-	r.sortTo(diff)
-	return r.first(diff)
+	return s.PodsToDeleteMemo(nil, filteredPods, relatedPods, diff)
 }
 
 // Order returns all of filteredPods in deletion order (first to delete

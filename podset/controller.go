@@ -59,6 +59,7 @@ type Controller[O metav1.Object] struct {
 	podIndexer   cache.Indexer
 	podLister    corelisters.PodLister
 	ownerIndexer cache.Indexer
+	claimMemos   claimMemos
 
 	// syncHandler is Reconcile; tests swap it to observe keys.
 	syncHandler func(ctx context.Context, key string) (childset.Result, error)

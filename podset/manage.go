@@ -106,14 +106,34 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own 
 			logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
 		}
 		sel := podranking.NewSelector(c.rankingOptions()...)
+		// The pods' facts are kept for the owner's next scale-down, which
+		// usually meets most of the same pod objects; without a claim memo
+		// (some pod was adopted or released) the ranking keeps nothing.
+		var memo *podranking.Memo
+		if own.memo != nil {
+			memo = own.ranking
+			if memo == nil {
+				memo = podranking.NewMemo()
+			}
+			own.memo.ranking = memo
+		}
 		if c.cfg.onScaleDown == nil {
 			// The choice alone: PodsToDelete ranks in memory it reuses
 			// from one scale-down to the next.
-			victims = sel.PodsToDelete(active, related, n)
+			if memo != nil {
+				victims = sel.PodsToDeleteMemo(memo, active, related, n)
+			} else {
+				victims = sel.PodsToDelete(active, related, n)
+			}
 			c.observeDeletionAgeRatio(active, victims)
 		} else {
 			// One ranking serves the choice, the metric and the report.
-			rk := sel.Rank(active, related)
+			var rk *podranking.Ranking
+			if memo != nil {
+				rk = sel.RankMemo(memo, active, related)
+			} else {
+				rk = sel.Rank(active, related)
+			}
 			victims = rk.PodsToDelete(n)
 			c.observeDeletionAgeRatio(active, victims)
 			c.reportScaleDown(rk, o, active, victims)

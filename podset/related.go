@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
@@ -22,6 +23,12 @@ type ownListing struct {
 	pods     []*v1.Pod
 	active   []*v1.Pod // pods[:len(active)]
 	selector labels.Selector
+	// memo is the owner's claim memo when it holds exactly the non-nil
+	// pods of pods, else nil.
+	memo *claimMemo
+	// ranking is the ranking memo the owner's last sync left, nil if none;
+	// a scale-down ranks with it and hands it back to memo.
+	ranking *podranking.Memo
 }
 
 // rankingRelated returns the related pods a scale-down of o ranks its
@@ -93,7 +100,7 @@ func (c *Controller[O]) relatedOfOnlyOwner(o O, siblings []O, own ownListing) ([
 		// No namespace index on this pod informer.
 		return nil, fromNowhere
 	}
-	if sameObjects(own.pods, inNamespace) {
+	if sameObjects(own, inNamespace) {
 		related := own.active // its capacity is its length: appending copies
 		for _, p := range own.pods[len(own.active):] {
 			if podstate.IsActive(p) && selector.Matches(labels.Set(p.Labels)) {
@@ -176,7 +183,23 @@ func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
 // objects, so none was added, removed or replaced in the cache in between
 // (an update replaces a cached object, it never changes one), with no two
 // of own's pods sharing a UID. nil entries of own are skipped.
-func sameObjects(own []*v1.Pod, inNamespace []any) bool {
+func sameObjects(listing ownListing, inNamespace []any) bool {
+	if m := listing.memo; m != nil {
+		// The memo already holds the listing's pods, and knows whether
+		// their UIDs differ unless the pods changed since it last looked,
+		// so neither set is built again and no pod is read.
+		if len(m.pods) != len(inNamespace) || !m.uniqueUIDs() {
+			return false
+		}
+		for _, obj := range inNamespace {
+			p, ok := obj.(*v1.Pod)
+			if _, listed := m.pods[p]; !ok || !listed {
+				return false
+			}
+		}
+		return true
+	}
+	own := listing.pods
 	n := 0
 	for _, p := range own {
 		if p != nil {

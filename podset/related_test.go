@@ -319,9 +319,14 @@ func TestSameObjects(t *testing.T) {
 		{name: "not a pod", own: []*v1.Pod{a}, inNamespace: []any{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.same, sameObjects(tc.own, tc.inNamespace))
+			assert.Equal(t, tc.same, sameObjects(ownListing{pods: tc.own}, tc.inNamespace))
 			// Again, on the sets the first call left for reuse.
-			assert.Equal(t, tc.same, sameObjects(tc.own, tc.inNamespace), "second call")
+			assert.Equal(t, tc.same, sameObjects(ownListing{pods: tc.own}, tc.inNamespace), "second call")
+			// With the claim memo holding the listing's pods, as a sync
+			// whose claim judged every pod passes it.
+			memo := memoOf(tc.own)
+			assert.Equal(t, tc.same, sameObjects(ownListing{pods: tc.own, memo: memo}, tc.inNamespace), "from the memo")
+			assert.Equal(t, tc.same, sameObjects(ownListing{pods: tc.own, memo: memo}, tc.inNamespace), "from the memo, again")
 		})
 	}
 	own := make([]*v1.Pod, 5000)
@@ -330,7 +335,21 @@ func TestSameObjects(t *testing.T) {
 		own[i] = pod(fmt.Sprintf("uid-%d", i))
 		inNamespace[len(own)-1-i] = own[i]
 	}
-	assert.True(t, sameObjects(own, inNamespace))
+	memo := memoOf(own)
+	assert.True(t, sameObjects(ownListing{pods: own}, inNamespace))
+	assert.True(t, sameObjects(ownListing{pods: own, memo: memo}, inNamespace))
 	inNamespace[1234] = pod("uid-x")
-	assert.False(t, sameObjects(own, inNamespace))
+	assert.False(t, sameObjects(ownListing{pods: own}, inNamespace))
+	assert.False(t, sameObjects(ownListing{pods: own, memo: memo}, inNamespace))
+}
+
+// memoOf is a claim memo holding the non-nil pods of own.
+func memoOf(own []*v1.Pod) *claimMemo {
+	m := &claimMemo{pods: map[*v1.Pod]podVerdict{}}
+	for _, p := range own {
+		if p != nil {
+			m.add(p, podVerdict{})
+		}
+	}
+	return m
 }

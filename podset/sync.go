@@ -19,6 +19,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
+	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
 )
@@ -61,6 +62,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		guarded, done, retry, ok := g(ctx, key)
 		if !ok {
 			logger.V(4).Info("Owner not held by this replica now; skipped", "kind", c.gvk.Kind, "key", key, "retryAfter", retry)
+			c.claimMemos.drop(key)
 			return childset.Result{RequeueAfter: max(retry, 0)}, nil
 		}
 		defer done()
@@ -90,6 +92,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		// incarnation that went away; with UID-bound keys there is no other
 		// record this name could reach.
 		logger.V(4).Info("Owner deleted", "kind", c.gvk.Kind, "key", key)
+		c.claimMemos.drop(key)
 		if c.guard != nil {
 			c.guard.Clear(key)
 		}
@@ -134,9 +137,13 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 	if minReadySeconds == 0 {
 		counter = ptr.To(status.NewReplicaCounter(templateLabels, 0, time.Time{}))
 	}
-	active, terminating, err := c.claimPods(ctx, o, selector, allPods, withTerminating, counter)
+	active, terminating, memo, err := c.claimPodsMemo(ctx, o, selector, allPods, withTerminating, counter)
 	if err != nil {
 		return childset.Result{}, err
+	}
+	var rankingMemo *podranking.Memo
+	if memo != nil {
+		rankingMemo = memo.takeRanking()
 	}
 
 	var res childset.Result
@@ -147,7 +154,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		c.unsure.Forget(expKey)
 	}
 	if needsSync && o.GetDeletionTimestamp() == nil {
-		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector})
+		manageErr = c.manageReplicas(ctx, o, expKey, ownListing{pods: allPods, active: active, selector: selector, memo: memo, ranking: rankingMemo})
 	} else if !needsSync {
 		// Without this an owner whose pod creation is never observed would
 		// sleep until some unrelated event, forever with resync disabled;
@@ -222,7 +229,9 @@ func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
 // counter counts every active pod claimed.
 //
 // It is one pass, so each pod is read once: first its phase, then its owner
-// reference and labels, then, for the counter, its conditions. The active
+// reference and labels, then, for the counter, its conditions; and a pod
+// object the owner's claim memo has judged before is not read at all
+// (claimmemo.go). The active
 // pods are gathered in place at the front of pods, which podsForOwner made
 // for this sync alone; the other pods are swapped behind them, so that pods
 // still holds every pod it was given, for a scale-down's related pods. Claim errors are aggregated as upstream's ClaimPods
@@ -233,6 +242,15 @@ func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
 // behind the garbage collector (kubernetes#42639).
 func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
 	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, err error) {
+	active, terminating, _, err = c.claimPodsMemo(ctx, o, selector, pods, withTerminating, counter)
+	return active, terminating, err
+}
+
+// claimPodsMemo is claimPods, also returning the owner's claim memo when,
+// after this claim, it holds exactly the non-nil pods of pods (nil
+// otherwise), for the related pods of a scale-down to compare listings by.
+func (c *Controller[O]) claimPodsMemo(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
+	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, exact *claimMemo, err error) {
 	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
 		// A read, but one that gates writes: bounded like them.
 		fresh, err := writedeadline.Call(ctx, c.cfg.writeTimeout, "re-reading the owner", func(ctx context.Context) (O, error) {
@@ -249,37 +267,79 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 	})
 	m := claim.NewPodControllerRefManager(c.podControl, o, selector, c.gvk, canAdopt)
 	uid := o.GetUID()
+	var templateLabels map[string]string
+	if tmpl := c.kind.Template(o); tmpl != nil {
+		templateLabels = tmpl.Labels
+	}
+	// A count that depends on the time cannot be kept; without a memo
+	// every pod is judged afresh.
+	var memo *claimMemo
+	if counter == nil || counter.StableClasses() {
+		memo = c.claimMemos.get(ownerKey(o), uid, selector, templateLabels, counter != nil)
+	}
 	var errs []error
-	kept := 0
+	kept, known, listed := 0, 0, 0
 	for i, pod := range pods {
-		switch {
-		case podstate.IsActive(pod):
-			owned, err := m.ClaimPod(ctx, pod)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+		if pod == nil {
+			continue
+		}
+		listed++
+		var v podVerdict
+		ok := false
+		if memo != nil {
+			v, ok = memo.pods[pod]
+		}
+		if !ok {
+			v, ok = judge(pod, uid, selector, counter)
+			if ok && memo != nil {
+				memo.add(pod, v)
 			}
-			if !owned {
-				continue
+		}
+		if ok {
+			known++
+			switch v.kind {
+			case verdictOwned:
+				pods[kept], pods[i] = pod, pods[kept]
+				kept++
+				if counter != nil {
+					counter.AddClass(v.class)
+				}
+			case verdictTerminating:
+				if withTerminating {
+					terminating = append(terminating, pod)
+				}
 			}
-			pods[kept], pods[i] = pod, pods[kept]
-			kept++
-			if counter != nil {
-				counter.Add(pod)
-			}
-		case withTerminating && podstate.IsTerminating(pod):
-			if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.UID == uid && selector.Matches(labels.Set(pod.Labels)) {
-				terminating = append(terminating, pod)
-			}
+			continue
+		}
+		// An adoption or a release: the claim writes, and decides again
+		// at the next sync, on the pod the write produces.
+		owned, err := m.ClaimPod(ctx, pod)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !owned {
+			continue
+		}
+		pods[kept], pods[i] = pod, pods[kept]
+		kept++
+		if counter != nil {
+			counter.Add(pod)
+		}
+	}
+	if memo != nil {
+		memo.prune(pods, known)
+		if known == listed && len(memo.pods) == listed {
+			exact = memo
 		}
 	}
 	if err := utilerrors.NewAggregate(errs); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if kept > 0 {
 		active = pods[:kept:kept]
 	}
-	return active, terminating, nil
+	return active, terminating, exact, nil
 }
 
 // nextAvailabilityCheck says when to look again at an owner some of whose

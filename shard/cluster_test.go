@@ -227,3 +227,22 @@ func (c *cluster) lease(identity string) *coordinationv1.Lease {
 	}
 	return l
 }
+
+// leaveOn makes m leave the ring while stepping clk, on which m waits for
+// its last writes to settle before it deletes its Lease.
+func leaveOn(t testing.TB, m *Member, clk *clocktesting.FakeClock) {
+	t.Helper()
+	left := make(chan error, 1)
+	go func() { left <- m.leave(context.Background()) }()
+	for {
+		select {
+		case err := <-left:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-time.After(time.Millisecond):
+			clk.Step(100 * time.Millisecond)
+		}
+	}
+}

@@ -39,7 +39,9 @@
 // A range moves only after its holder stopped: each member publishes the
 // ranges it claims in its Lease and takes up a range only after its own
 // claim is written and no other fresh Lease claims it; a member gives a range
-// up by stopping work first and dropping the claim afterwards. A member that
+// up by stopping work first and dropping the claim afterwards, a safety
+// margin after the last Guard over it ended, since a write cancelled under
+// that Guard may still be stored. A member that
 // could not renew its Lease within the Lease duration minus a safety margin
 // stops holding anything, before others may take over: they do only once
 // they have seen its Lease unchanged for the whole duration on their own

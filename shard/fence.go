@@ -96,6 +96,7 @@ func (m *Member) Guard(ctx context.Context, h uint64) (guarded context.Context, 
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			delete(m.guards, id)
+			m.guardEndedLocked(h, m.cfg.clock.Now())
 			if len(m.guards) == 0 {
 				close(m.guardsIdle)
 				m.guardsIdle = make(chan struct{})

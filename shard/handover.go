@@ -106,11 +106,22 @@ type Member struct {
 }
 
 // drain is a set of given-up ranges that stay claimed until until, or until
-// no guard over them is left. A foreign drain holds the claims of an earlier
-// incarnation of this member, which no guard of ours covers.
+// no guard over them is left and settled has passed. A foreign drain holds
+// the claims of an earlier incarnation of this member, which no guard of
+// ours covers.
+//
+// Why settled: a guard ends when its work returns, but a write that work
+// sent may still be applied after that. Cancelling a request stops the
+// client waiting, not the API server storing it, and a write abandoned at
+// its deadline is not even known to have arrived. A create that lands after
+// the next holder listed the range is a child that holder never counted. So
+// a range stays claimed for the safety margin after it was given up and
+// after the last guard over it ended, the same allowance the protocol makes
+// for the writes of a member whose Lease lapsed.
 type drain struct {
 	ranges  Ranges
 	until   time.Time
+	settled time.Time
 	foreign bool
 }
 
@@ -355,8 +366,27 @@ func (m *Member) releaseLocked(rs Ranges, now time.Time) {
 			g.cancel()
 		}
 	}
-	m.draining = append(m.draining, drain{ranges: rs, until: now.Add(m.cfg.drainTimeout)})
+	m.draining = append(m.draining, drain{ranges: rs, until: now.Add(m.cfg.drainTimeout), settled: now.Add(m.cfg.safetyMargin)})
 	m.pruneDrainsLocked(now)
+}
+
+// guardEndedLocked keeps the drains over h claimed for the safety margin
+// from now, when the guard over h that just ended may have left a write in
+// flight.
+func (m *Member) guardEndedLocked(h uint64, now time.Time) {
+	for i := range m.draining {
+		d := &m.draining[i]
+		if !d.foreign && d.ranges.Contains(h) {
+			d.settled = later(d.settled, now.Add(m.cfg.safetyMargin))
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // pruneDrainsLocked forgets drains that timed out and, in our own, the
@@ -367,7 +397,7 @@ func (m *Member) pruneDrainsLocked(now time.Time) {
 		if !now.Before(d.until) {
 			continue
 		}
-		if !d.foreign {
+		if !d.foreign && !now.Before(d.settled) {
 			d.ranges = slices.DeleteFunc(slices.Clone(d.ranges), func(r Range) bool {
 				for _, g := range m.guards {
 					if r.Contains(g.hash) {
@@ -383,6 +413,20 @@ func (m *Member) pruneDrainsLocked(now time.Time) {
 	}
 	clear(m.draining[len(kept):])
 	m.draining = kept
+}
+
+// unsettled returns how long from now the last of the member's own drains
+// settles.
+func (m *Member) unsettled(now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var wait time.Duration
+	for _, d := range m.draining {
+		if !d.foreign {
+			wait = max(wait, d.settled.Sub(now))
+		}
+	}
+	return wait
 }
 
 func (m *Member) claimsLocked() Ranges {
@@ -427,6 +471,12 @@ func (m *Member) leave(ctx context.Context) error {
 			m.cfg.logger.Info("Work still running after the drain timeout; leaving the Lease to expire", "identity", m.identity)
 			return nil
 		}
+	}
+	// The last writes may still be landing: the Lease, and with it the
+	// claims, stays until they have settled.
+	if wait := m.unsettled(m.cfg.clock.Now()); wait > 0 {
+		timer := m.cfg.clock.NewTimer(wait)
+		<-timer.C()
 	}
 	// ctx is done; the delete gets its own deadline from the store.
 	if err := m.store.remove(context.WithoutCancel(ctx)); err != nil {

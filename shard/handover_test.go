@@ -45,9 +45,7 @@ func TestHandOverJoinLeavePause(t *testing.T) {
 	c.settle("a", "b", "c")
 
 	// c leaves cleanly.
-	if err := c.members["c"].leave(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	leaveOn(t, c.members["c"], c.clk)
 	c.settle("a", "b")
 }
 
@@ -79,13 +77,7 @@ func TestHandOverWaitsForRunningWork(t *testing.T) {
 	a := c.add("a", WithDrainTimeout(time.Minute))
 	c.settle("a")
 
-	// Find a hash that b will own once it joins.
-	share := Assign([]string{"a", "b"})["b"]
-	h := share[0].First
-	wctx, done, ok := a.Guard(context.Background(), h)
-	if !ok {
-		t.Fatal("a does not hold h alone")
-	}
+	h, wctx, done := guardNewcomersHash(t, a)
 
 	b := c.add("b")
 	for range 6 {
@@ -113,6 +105,51 @@ func TestHandOverWaitsForRunningWork(t *testing.T) {
 	if _, _, ok := a.Guard(context.Background(), h); ok {
 		t.Fatal("a got a guard on a hash it gave up")
 	}
+}
+
+// A write sent under a Guard may land after the Guard is done (its request
+// cancelled, or abandoned at its deadline, while the API server goes on
+// storing it): the member keeps claiming the range for the safety margin
+// after the Guard ended, so the next holder lists it only after that.
+func TestHandOverWaitsForWritesToSettle(t *testing.T) {
+	c := newCluster(t)
+	a := c.add("a", WithDrainTimeout(time.Minute))
+	c.settle("a")
+	h, _, done := guardNewcomersHash(t, a)
+	b := c.add("b")
+	for range 6 {
+		c.stepAll()
+		c.advance(DefaultRenewInterval)
+	}
+	if a.Holds(h) || b.Holds(h) {
+		t.Fatal("h held while a's guarded work on it runs")
+	}
+	done()
+	ended := c.clk.Now()
+	step := DefaultSafetyMargin / 4
+	for c.clk.Now().Before(ended.Add(DefaultSafetyMargin - step)) {
+		c.stepAll()
+		if b.Holds(h) {
+			t.Fatalf("b took h up %v after a's guard over it ended, within the safety margin %v", c.clk.Since(ended), DefaultSafetyMargin)
+		}
+		c.advance(step)
+	}
+	c.settle("a", "b")
+	if !b.Holds(h) {
+		t.Fatal("b never took h up")
+	}
+}
+
+// guardNewcomersHash takes a's Guard over a hash that b will own once it
+// joins.
+func guardNewcomersHash(t *testing.T, a *Member) (uint64, context.Context, context.CancelFunc) {
+	t.Helper()
+	h := Assign([]string{"a", "b"})["b"][0].First
+	wctx, done, ok := a.Guard(context.Background(), h)
+	if !ok {
+		t.Fatal("a does not hold h alone")
+	}
+	return h, wctx, done
 }
 
 func TestGuardFollowsValidity(t *testing.T) {
@@ -194,9 +231,7 @@ func TestHandOverRandomSchedules(t *testing.T) {
 					}
 				default:
 					if len(ids) > 1 && !paused[id] && !c.down[id].Load() && !c.noWrite[id].Load() {
-						if err := c.members[id].leave(context.Background()); err != nil {
-							t.Fatal(err)
-						}
+						leaveOn(t, c.members[id], c.clk)
 						left[id] = true
 					}
 				}

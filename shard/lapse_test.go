@@ -193,6 +193,46 @@ func TestRenewalStoredButUnansweredKeepsTheLease(t *testing.T) {
 	}
 }
 
+// A renewal stored but unanswered just before the member leaves moved the
+// version its delete is conditional on: the member still deletes its Lease.
+func TestLeaveAfterARenewalStoredButUnanswered(t *testing.T) {
+	c := newCluster(t)
+	a := c.add("a")
+	c.settle("a")
+	version := 100
+	c.client.PrependReactor("update", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		l := action.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).DeepCopy()
+		version++
+		l.ResourceVersion = fmt.Sprint(version)
+		if err := c.client.Tracker().Update(action.GetResource(), l, action.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		if version == 101 {
+			return true, l, nil // answered: the member knows this version
+		}
+		return true, nil, apierrors.NewTimeoutError("the write may have been stored", 1)
+	})
+	c.client.PrependReactor("delete", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		d := action.(k8stesting.DeleteAction)
+		cur, err := c.client.Tracker().Get(action.GetResource(), action.GetNamespace(), d.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		if pre := d.GetDeleteOptions().Preconditions; pre != nil && pre.ResourceVersion != nil && *pre.ResourceVersion != cur.(*coordinationv1.Lease).ResourceVersion {
+			return true, nil, apierrors.NewConflict(action.GetResource().GroupResource(), d.GetName(), nil)
+		}
+		return false, nil, nil
+	})
+	c.advance(DefaultRenewInterval)
+	c.step("a") // answered
+	c.advance(DefaultRenewInterval)
+	c.step("a") // stored, answered with a timeout
+	leaveOn(t, a, c.clk)
+	if _, err := c.client.CoordinationV1().Leases(testNamespace).Get(context.Background(), LeaseName(testRing, "a"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Lease after leaving: %v", err)
+	}
+}
+
 // A lapse and the return of the same ranges count a take-up, so a
 // subscriber that sees the same share before and after still knows to list
 // it afresh.

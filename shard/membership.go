@@ -215,6 +215,21 @@ func (s *leaseStore) remove(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.writeTimeout)
 	defer cancel()
+	err := s.deleteCurrent(ctx)
+	// A renewal cancelled as the member stopped may have been stored all
+	// the same, and moved the version the delete is conditional on.
+	if apierrors.IsConflict(err) && s.adoptUnanswered(ctx) {
+		err = s.deleteCurrent(ctx)
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("shard: delete Lease %s: %w", s.name, err)
+	}
+	s.current = nil
+	return nil
+}
+
+// deleteCurrent deletes the Lease if it is still the version last written.
+func (s *leaseStore) deleteCurrent(ctx context.Context) error {
 	uid, rv := s.current.UID, s.current.ResourceVersion
 	pre := metav1.Preconditions{}
 	if uid != "" {
@@ -223,12 +238,7 @@ func (s *leaseStore) remove(ctx context.Context) error {
 	if rv != "" {
 		pre.ResourceVersion = &rv
 	}
-	err := s.leases.Delete(ctx, s.name, metav1.DeleteOptions{Preconditions: &pre})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("shard: delete Lease %s: %w", s.name, err)
-	}
-	s.current = nil
-	return nil
+	return s.leases.Delete(ctx, s.name, metav1.DeleteOptions{Preconditions: &pre})
 }
 
 func ringSelector(ring string) string {

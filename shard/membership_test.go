@@ -107,9 +107,7 @@ func TestLeaveDeletesLease(t *testing.T) {
 	c.add("a")
 	b := c.add("b")
 	c.settle("a", "b")
-	if err := b.leave(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	leaveOn(t, b, c.clk)
 	if !b.Held().Empty() {
 		t.Fatal("holds after leaving")
 	}

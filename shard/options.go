@@ -98,7 +98,10 @@ func WithRenewInterval(d time.Duration) Option {
 
 // WithSafetyMargin sets how much earlier than its Lease's expiry a member
 // stops trusting its own ranges: it covers the time a write already sent
-// may still take and clocks running at slightly different rates. Clock
+// may still take and clocks running at slightly different rates. For the
+// same reason a range the member gives up stays claimed for the margin
+// after the last Guard over it ended: a write cancelled or abandoned under
+// that Guard may still be stored. Clock
 // offsets between replicas need no margin, since every member judges
 // expiry on its own clock; an offset past the margin is logged and shows in
 // PeerClockSkew. The default is DefaultSafetyMargin; zero is allowed for a

@@ -43,8 +43,18 @@ func TestRunJoinsHandsOverAndLeaves(t *testing.T) {
 			t.Fatal("a and b hold one hash")
 		}
 	}
+	// Leaving waits on the clock for the last writes to settle.
 	cancel()
-	wg.Wait()
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	for waiting := true; waiting; {
+		select {
+		case <-stopped:
+			waiting = false
+		case <-time.After(time.Millisecond):
+			c.clk.Step(100 * time.Millisecond)
+		}
+	}
 	close(errs)
 	for err := range errs {
 		if err != nil {
@@ -109,18 +119,18 @@ func TestLeaveWaitsForGuards(t *testing.T) {
 			var err error
 			if finish {
 				done()
-				err = <-left
-			} else {
-				// Step until leave's drain timer has fired: it may not be
-				// armed yet, and the guard's own timer is on this clock too.
-			stepping:
-				for {
-					c.clk.Step(DefaultLeaseDuration)
-					select {
-					case err = <-left:
-						break stepping
-					case <-time.After(5 * time.Millisecond):
-					}
+			}
+			// Step until leave's timer has fired (the drain timeout when the
+			// work hangs, the settling of its writes when it finished): it
+			// may not be armed yet, and the guard's own timer is on this
+			// clock too.
+		stepping:
+			for {
+				c.clk.Step(DefaultLeaseDuration)
+				select {
+				case err = <-left:
+					break stepping
+				case <-time.After(5 * time.Millisecond):
 				}
 			}
 			if err != nil {

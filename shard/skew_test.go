@@ -304,9 +304,7 @@ func TestPeerClockSkew(t *testing.T) {
 	}
 
 	// s leaves; its Lease is gone, and so is the skew.
-	if err := s.m.leave(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	leaveOn(t, s.m, s.clk)
 	s.dead = true
 	r.run(time.Minute, "converge without s", r.converged)
 	if got := a.m.PeerClockSkew(); got != 0 {

@@ -72,17 +72,55 @@ func (c *ReplicaCounter) Add(pod *v1.Pod) {
 	if pod == nil {
 		return
 	}
-	c.counts.Replicas++
+	c.AddClass(c.Classify(pod))
+}
+
+// PodClass is how a ReplicaCounter counts one active pod. A caller that
+// sees the same unchanged pod object sync after sync can keep its class and
+// count it with AddClass instead of reading the pod again; the class
+// depends only on the pod and, when minReadySeconds is positive, on the
+// counter's time.
+type PodClass uint8
+
+// The bits of a PodClass.
+const (
+	FullyLabeled PodClass = 1 << iota // the pod has every template label
+	Ready                             // the pod is ready
+	Available                         // the pod is available (and so ready)
+)
+
+// Classify says how Add would count pod, which must not be nil.
+func (c *ReplicaCounter) Classify(pod *v1.Pod) PodClass {
+	var class PodClass
 	if c.want.matches(pod.Labels) {
-		c.counts.FullyLabeledReplicas++
+		class |= FullyLabeled
 	}
 	// Available implies ready, so in the common steady state (every pod
 	// available) the conditions are scanned once instead of twice.
 	if podstate.IsAvailable(pod, c.minReadySeconds, c.now) {
-		c.counts.ReadyReplicas++
-		c.counts.AvailableReplicas++
+		class |= Ready | Available
 	} else if podstate.IsReady(pod) {
+		class |= Ready
+	}
+	return class
+}
+
+// StableClasses reports whether Classify always gives an unchanged pod the
+// same class: when minReadySeconds is not positive, where availability is
+// readiness, whatever the time.
+func (c *ReplicaCounter) StableClasses() bool { return c.minReadySeconds <= 0 }
+
+// AddClass counts one active pod of the given class.
+func (c *ReplicaCounter) AddClass(class PodClass) {
+	c.counts.Replicas++
+	if class&FullyLabeled != 0 {
+		c.counts.FullyLabeledReplicas++
+	}
+	if class&Ready != 0 {
 		c.counts.ReadyReplicas++
+	}
+	if class&Available != 0 {
+		c.counts.AvailableReplicas++
 	}
 }
 

@@ -90,9 +90,7 @@ func TestReconcileHoldsTheHandOverBack(t *testing.T) {
 	stepUntil(t, clk, func() bool { return b.Holds(h) })
 
 	cancel()
-	for range 2 {
-		require.NoError(t, <-stopped)
-	}
+	stopAll(t, clk, stopped, 2)
 }
 
 // waitForLoops waits until n member loops wait on clk.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	goruntime "runtime"
+	"runtime/metrics"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -228,6 +229,16 @@ func (rig *syncRig) pass(ctx context.Context, keys []string) error {
 	return nil
 }
 
+// liveHeap is the process's live heap in bytes: the heap objects left after
+// two collections (the second frees what the first's finalizers released).
+func liveHeap() float64 {
+	goruntime.GC()
+	goruntime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return float64(sample[0].Value.Uint64())
+}
+
 // processCPU is the user plus system CPU time of this process.
 func processCPU(tb testing.TB) time.Duration {
 	var ru syscall.Rusage
@@ -249,6 +260,7 @@ func benchCtx(tb testing.TB) context.Context {
 // nothing in steady state, exactly the surplus (capped by the burst) as pod
 // deletes when scaling down.
 func runSyncBench(b *testing.B, shape syncShape, impl string, scaleDown bool) {
+	base := liveHeap()
 	ctx := benchCtx(b)
 	rss, pods := syncFixture(shape, scaleDown)
 	rig := newSyncRig(b, ctx, impl, rss, pods)
@@ -308,6 +320,11 @@ func runSyncBench(b *testing.B, shape syncShape, impl string, scaleDown bool) {
 		b.StartTimer()
 	}
 	b.StopTimer()
+	// The live heap the rig, its controller and the fixture hold after the
+	// passes (the scale-down's memos included).
+	b.ReportMetric(liveHeap()-base, "heap-B")
+	goruntime.KeepAlive(rig)
+	goruntime.KeepAlive(pods)
 	syncs := float64(b.N * len(keys))
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/syncs, "ns/sync")
 	b.ReportMetric(float64(allocs)/syncs, "allocs/sync")

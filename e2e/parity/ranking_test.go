@@ -151,6 +151,8 @@ func names(pods []*v1.Pod) string {
 //   - Selector.PodsToDelete, Ranking.PodsToDelete against getPodsToDelete
 //     (rank by related pods, sort.Sort, slice);
 //   - Selector.Order, Ranking.Order against the full sort.Sort;
+//   - Selector.PodsToDeleteMemo and RankMemo, with a fresh Memo and with
+//     one that already knows the pods, against the same;
 //   - ActivePodsWithRanks.Sorted, Select and sort.Sort over it against
 //     sort.Sort over upstream's ActivePodsWithRanks with the same ranks;
 //   - RankByRelatedPodsOnSameNode against upstream's counting;
@@ -185,6 +187,17 @@ func checkExact(c rankCase) string {
 	}
 	if got := sel.Order(input, c.related); !samePods(got, full.Pods) {
 		return fmt.Sprintf("Selector.Order = %s, upstream sort.Sort = %s", names(got), names(full.Pods))
+	}
+	// Through a Memo, first filled by this call, then answering from what it
+	// kept.
+	memo := podranking.NewMemo()
+	for pass := range 2 {
+		if got := sel.PodsToDeleteMemo(memo, input, c.related, c.diff); !samePods(got, want) {
+			return fmt.Sprintf("Selector.PodsToDeleteMemo(diff=%d), pass %d = %s, upstream getPodsToDelete = %s", c.diff, pass, names(got), names(want))
+		}
+	}
+	if got := sel.RankMemo(memo, input, c.related).Order(); !samePods(got, full.Pods) {
+		return fmt.Sprintf("Selector.RankMemo(...).Order = %s, upstream sort.Sort = %s", names(got), names(full.Pods))
 	}
 
 	// ActivePodsWithRanks with the case's own ranks.

@@ -147,8 +147,10 @@ func TestRollingGangRollsIndices(t *testing.T) {
 	api := h.dyn.Resource(gang.Resource).Namespace(ns)
 
 	// wait waits until the pods are g-0..g-3, each with the image want
-	// gives its index, and the status is settled.
-	wait := func(want func(i int) string) {
+	// gives its index, and the status is settled: every pod available and
+	// updated of them at the update revision. Pod images alone are not
+	// enough: the status the last sync wrote may predate the last pod.
+	wait := func(updated int64, want func(i int) string) {
 		t.Helper()
 		require.Eventually(t, func() bool {
 			h.markAllReady(t)
@@ -166,7 +168,8 @@ func TestRollingGangRollsIndices(t *testing.T) {
 			got, err := api.Get(h.ctx, "g", metav1.GetOptions{})
 			require.NoError(t, err)
 			avail, _, _ := unstructured.NestedInt64(got.Object, "status", "availableReplicas")
-			return avail == 4
+			upd, _, _ := unstructured.NestedInt64(got.Object, "status", "updatedReplicas")
+			return avail == 4 && upd == updated
 		}, 20*time.Second, 10*time.Millisecond, "pods at the wanted images")
 	}
 	update := func(image string, partition int64) {
@@ -185,9 +188,9 @@ func TestRollingGangRollsIndices(t *testing.T) {
 		require.NoError(t, err)
 		return len(list.Items)
 	}
-	wait(func(int) string { return "trainer:1" })
+	wait(4, func(int) string { return "trainer:1" })
 	update("trainer:2", 2)
-	wait(func(i int) string {
+	wait(2, func(i int) string {
 		if i < 2 {
 			return "trainer:1"
 		}
@@ -195,9 +198,9 @@ func TestRollingGangRollsIndices(t *testing.T) {
 	})
 	assert.Equal(t, 2, revisions())
 	update("trainer:2", 0)
-	wait(func(int) string { return "trainer:2" })
+	wait(4, func(int) string { return "trainer:2" })
 	update("trainer:1", 0)
-	wait(func(int) string { return "trainer:1" })
+	wait(4, func(int) string { return "trainer:1" })
 	assert.Equal(t, 2, revisions(), "the rollback reuses the first revision")
 	got, err := api.Get(h.ctx, "g", metav1.GetOptions{})
 	require.NoError(t, err)

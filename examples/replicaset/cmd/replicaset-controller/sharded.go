@@ -134,7 +134,9 @@ type ringRunner struct {
 // epoch is the controller and informers of one share.
 type epoch struct {
 	held         shard.Ranges
-	takeUps      uint64 // the member's TakeUps before held was read
+	takeUps      uint64   // the member's TakeUps before held was read
+	settling     settling // the previous epoch's owners whose writes may still land
+	syncs        syncLog  // this epoch's guarded syncs
 	ctrl         *replicaset.Controller
 	pods, owners cache.SharedIndexInformer
 	ownerLW      *shard.ShareListWatch
@@ -211,6 +213,7 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 		}
 	}()
 	var worked shard.Ranges // the share of the last epoch
+	var left settling       // what it left to settle
 	for {
 		held := r.member.Held()
 		if held.Empty() {
@@ -223,7 +226,7 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 				return nil
 			}
 		}
-		end, err := r.runEpoch(ctx, drain, held, held.Subtract(worked))
+		end, err := r.runEpoch(ctx, drain, held, held.Subtract(worked), &left)
 		if err != nil {
 			return err
 		}
@@ -238,8 +241,9 @@ func (r *ringRunner) run(ctx context.Context, drain <-chan struct{}) error {
 // from held, drain is closed or ctx is done.
 // Owners in gained, the ranges the last epoch did not have, are synced
 // first: they are the ones waiting since their holder stopped, while the
-// others were synced until a moment ago.
-func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, gained shard.Ranges) (epochEnd, error) {
+// others were synced until a moment ago. left is what the last epoch left
+// to settle on entry, and what this one leaves on return (see guard).
+func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, gained shard.Ranges, left *settling) (epochEnd, error) {
 	logger := klog.FromContext(ctx)
 	// Read before the informers list, so that a take-up after this
 	// restarts the epoch and one before it is in the list.
@@ -248,7 +252,7 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, 
 	if err != nil {
 		return stoppedNow, err
 	}
-	e.takeUps = takeUps
+	e.takeUps, e.settling = takeUps, *left
 	if err := r.prioritize(e, gained); err != nil {
 		return stoppedNow, err
 	}
@@ -286,6 +290,7 @@ func (r *ringRunner) runEpoch(ctx context.Context, drain <-chan struct{}, held, 
 			}
 			stop()
 			<-runDone
+			*left = e.syncs.settling(time.Now(), r.o.shard.safetyMargin)
 			return shareChanged, nil
 		case <-drain:
 			e.ctrl.Drain()
@@ -379,6 +384,15 @@ func (r *ringRunner) prioritize(e *epoch, gained shard.Ranges) error {
 // One another member wants is skipped; that member syncs it when it takes
 // the range up, since a new epoch syncs every owner of its share.
 //
+// An owner the previous epoch was writing for when it stopped, or shortly
+// before, waits until a safety margin after the stop (settling). Stopping
+// cancelled its writes in flight, but a cancelled create may still be
+// stored after this epoch listed its pods: the sync must see it arrive
+// through the watch before it counts, or it creates the same pods again.
+// An owner the previous epoch did not hold came from another member, whose
+// drain keeps its range claimed until its writes have settled (or from a
+// dead member, whose Lease expired a margin after it could last write).
+//
 // The hash is read from the cache here and the sync reads the owner again;
 // an owner deleted and re-created under the same name in between, with a
 // UID in a range this replica gave up at that very moment, would be synced
@@ -399,9 +413,13 @@ func (r *ringRunner) guard(e *epoch) podset.SyncGuard {
 		if err != nil {
 			return ctx, nil, 0, false
 		}
+		if wait, ok := e.settling.holds(ownerKey, time.Now()); ok {
+			return ctx, nil, wait, false
+		}
 		guarded, done, ok := r.member.Guard(ctx, h)
 		if ok {
-			return guarded, done, 0, true
+			e.syncs.begin(ownerKey)
+			return guarded, func() { done(); e.syncs.end(ownerKey, time.Now()) }, 0, true
 		}
 		r.metrics.fenced.Inc()
 		if r.member.Wants(h) {

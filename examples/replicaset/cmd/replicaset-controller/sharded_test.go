@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	appsv1 "k8s.io/api/apps/v1"
@@ -229,4 +230,75 @@ func TestGainedOwnersComeFirst(t *testing.T) {
 	}
 	cancel()
 	e.ctrl.Queue().ShutDown()
+}
+
+// An owner the previous epoch was writing for is not synced until that
+// epoch's cancelled writes have settled; any other goes to the member's
+// Guard at once.
+func TestSettlingOwnersWaitForTheLastEpochsWrites(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cluster := simcluster.New(simcluster.WithStartupDelay(0))
+	cs := cluster.Client()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	member, err := shard.NewMember(cs.CoordinationV1(), "default", "ring", "a")
+	require.NoError(t, err)
+	r := &ringRunner{o: options{kind: kindReplicaSet, shard: shardConfig{by: shardByUID}}, client: cs, watches: cs, member: member}
+	r.metrics, err = newRingMetrics(prometheus.NewRegistry(), r)
+	require.NoError(t, err)
+	e, err := r.newEpoch(ctx, shard.Assign([]string{"a"})["a"])
+	require.NoError(t, err)
+	for _, name := range []string{"written", "idle"} {
+		rs, err := cs.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, e.owners.GetIndexer().Add(rs))
+	}
+	var last syncLog
+	stop := time.Now()
+	last.begin("default/written")
+	last.begin("default/long-ago")
+	last.end("default/long-ago", stop.Add(-time.Hour))
+	e.settling = last.settling(stop, time.Minute)
+	guard := r.guard(e)
+
+	_, _, retry, ok := guard(ctx, "default/written")
+	require.False(t, ok, "an owner the last epoch was writing for synced before its writes settled")
+	require.InDelta(t, time.Minute, retry, float64(time.Second), "retry once the writes settled")
+
+	// The member holds nothing (it never ran), so its Guard refuses the
+	// idle owner, and nobody wants it: no retry. What matters is that the
+	// settling did not hold it back.
+	_, _, retry, ok = guard(ctx, "default/idle")
+	require.False(t, ok)
+	require.Zero(t, retry, "an owner with no write in flight waited for the last epoch's writes")
+
+	e.settling.until = time.Now().Add(-time.Second)
+	_, _, retry, ok = guard(ctx, "default/written")
+	require.False(t, ok)
+	require.Zero(t, retry, "an owner waited after the last epoch's writes settled")
+	e.ctrl.Queue().ShutDown()
+}
+
+// The owners an epoch leaves to settle: those with a sync running when it
+// stopped, and those whose last sync ended within the margin before.
+func TestSyncLogSettling(t *testing.T) {
+	var l syncLog
+	stop := time.Now()
+	l.begin("running")
+	l.begin("recent")
+	l.end("recent", stop.Add(-time.Second))
+	l.begin("old")
+	l.end("old", stop.Add(-time.Minute))
+	l.begin("twice")
+	l.begin("twice")
+	l.end("twice", stop.Add(-time.Minute))
+	s := l.settling(stop, 2*time.Second)
+	require.Equal(t, map[string]bool{"running": true, "recent": true, "twice": true}, s.owners)
+	_, held := s.holds("old", stop)
+	require.False(t, held)
+	wait, held := s.holds("recent", stop.Add(time.Second))
+	require.True(t, held)
+	require.Equal(t, time.Second, wait)
+	_, held = s.holds("recent", stop.Add(2*time.Second))
+	require.False(t, held)
 }

@@ -1,0 +1,178 @@
+package podset
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ctrlkit/ctrlkit/status"
+)
+
+// TestClaimMemoMatchesAFreshClaim runs claimPods sync after sync on one
+// controller, whose memo then answers for the pods it has seen, while
+// between syncs pods are replaced by changed copies (as the informer
+// replaces them), added and removed, and the selector or template labels
+// change. Every sync must return what a controller without a memo returns
+// for the same pods.
+func TestClaimMemoMatchesAFreshClaim(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	rs := newRS("foobar", 3, fooBar)
+	other := newRS("other", 3, fooBar)
+	now := metav1.Now()
+	labelSets := []map[string]string{fooBar, {"foo": "baz"}, {"foo": "bar", "extra": "x"}}
+	mk := func(i int) *v1.Pod {
+		owner := rs
+		if r.IntN(5) == 0 {
+			owner = other
+		}
+		phases := []v1.PodPhase{v1.PodRunning, v1.PodPending, v1.PodSucceeded, v1.PodFailed}
+		// Owned pods only, or ones another owner controls: an orphan the
+		// selector matches would be adopted, a write that changes nothing
+		// in this test's pods and is checked elsewhere.
+		p := newPod("pod-"+strconv.Itoa(i), owner, phases[r.IntN(len(phases))], labelSets[r.IntN(len(labelSets))], true)
+		if r.IntN(6) == 0 {
+			p.DeletionTimestamp = &now
+		}
+		if r.IntN(3) == 0 {
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: now}}
+		}
+		return p
+	}
+	pods := make([]*v1.Pod, 50)
+	for i := range pods {
+		pods[i] = mk(i)
+	}
+	memoised := newEnv(t, nil)
+	selector := labels.SelectorFromSet(fooBar)
+	tmplLabels := rs.Spec.Template.Labels
+	for sync := range 200 {
+		switch r.IntN(10) {
+		case 0:
+			selector = labels.SelectorFromSet(map[string]string{"foo": "bar", "extra": "x"})
+		case 1:
+			selector = labels.SelectorFromSet(fooBar)
+		case 2:
+			rs = rs.DeepCopy()
+			rs.Spec.Template.Labels = labelSets[r.IntN(len(labelSets))]
+			tmplLabels = rs.Spec.Template.Labels
+		}
+		for range r.IntN(5) {
+			i := r.IntN(len(pods))
+			if r.IntN(4) == 0 {
+				pods = append(pods[:i], pods[i+1:]...)
+			} else {
+				pods[i] = mk(i) // a new object for a changed pod
+			}
+		}
+		if r.IntN(3) == 0 {
+			pods = append(pods, mk(1000+sync))
+		}
+		withTerminating := r.IntN(2) == 0
+		counted := r.IntN(4) != 0
+		var c1, c2 *status.ReplicaCounter
+		if counted {
+			a, b := status.NewReplicaCounter(tmplLabels, 0, time.Time{}), status.NewReplicaCounter(tmplLabels, 0, time.Time{})
+			c1, c2 = &a, &b
+		}
+		fresh := newEnv(t, nil)
+		wantActive, wantTerm, err := fresh.c.claimPods(fresh.ctx, rs, selector, append([]*v1.Pod(nil), pods...), withTerminating, c1)
+		require.NoError(t, err)
+		gotActive, gotTerm, err := memoised.c.claimPods(memoised.ctx, rs, selector, append([]*v1.Pod(nil), pods...), withTerminating, c2)
+		require.NoError(t, err)
+		require.Equal(t, wantActive, gotActive, "sync %d", sync)
+		require.Equal(t, wantTerm, gotTerm, "sync %d", sync)
+		if counted {
+			require.Equal(t, c1.Counts(), c2.Counts(), "sync %d", sync)
+		}
+		memo := memoised.c.claimMemos.byOwner[ownerKey(rs)]
+		require.NotNil(t, memo)
+		assert.LessOrEqual(t, len(memo.pods), len(pods), "sync %d: the memo holds only pods of the last listing", sync)
+	}
+	memoised.c.ObserveOwnerDelete(rs)
+	assert.Empty(t, memoised.c.claimMemos.byOwner, "an owner's memo goes with it")
+}
+
+// TestClaimMemoSkipsTimedCounts checks that a count that depends on the
+// time (minReadySeconds) is never served from the memo.
+func TestClaimMemoSkipsTimedCounts(t *testing.T) {
+	rs := newRS("foobar", 1, fooBar)
+	pod := newPod("ready", rs, v1.PodRunning, fooBar, true)
+	readyAt := time.Now()
+	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(readyAt)}}
+	e := newEnv(t, nil)
+	selector := labels.SelectorFromSet(fooBar)
+	for _, at := range []time.Time{readyAt.Add(5 * time.Second), readyAt.Add(time.Minute)} {
+		counter := status.NewReplicaCounter(rs.Spec.Template.Labels, 30, at)
+		_, _, err := e.c.claimPods(e.ctx, rs, selector, []*v1.Pod{pod}, false, &counter)
+		require.NoError(t, err)
+		assert.Equal(t, status.CountReplicas([]*v1.Pod{pod}, rs.Spec.Template.Labels, 30, at), counter.Counts())
+	}
+}
+
+// TestClaimMemoGoesWithTheOwner: a sync keeps its owner's memo; a re-created
+// owner of the same name starts a new one; the memo is dropped when a sync
+// finds the owner gone, when the owner is held by another replica, and on
+// the owner's delete event, so that no memo holds pods for an owner this
+// controller no longer syncs.
+func TestClaimMemoGoesWithTheOwner(t *testing.T) {
+	rs := newRS("foobar", 2, fooBar)
+	key := rs.Namespace + "/" + rs.Name
+	var held atomic.Bool
+	held.Store(true)
+	guard := func(ctx context.Context, _ string) (context.Context, func(), time.Duration, bool) {
+		if !held.Load() {
+			return ctx, nil, 0, false
+		}
+		return ctx, func() {}, 0, true
+	}
+	e := newEnv(t, []runtime.Object{rs}, WithSyncGuard(guard))
+	e.addOwner(rs)
+	e.addPods(newPod("a", rs, v1.PodRunning, fooBar, true), newPod("b", rs, v1.PodRunning, fooBar, true))
+	memo := func() *claimMemo {
+		e.c.claimMemos.mu.Lock()
+		defer e.c.claimMemos.mu.Unlock()
+		return e.c.claimMemos.byOwner[key]
+	}
+
+	require.NoError(t, e.sync(rs))
+	first := memo()
+	require.NotNil(t, first)
+	require.Len(t, first.pods, 2)
+	require.NoError(t, e.sync(rs))
+	require.Same(t, first, memo(), "kept from one sync to the next")
+
+	recreated := rs.DeepCopy()
+	recreated.UID = "another-incarnation"
+	require.NoError(t, e.inf.Apps().V1().ReplicaSets().Informer().GetIndexer().Update(recreated))
+	require.NoError(t, e.sync(recreated))
+	require.NotSame(t, first, memo(), "a re-created owner starts afresh")
+	require.Equal(t, recreated.UID, memo().uid)
+
+	held.Store(false)
+	_, err := e.c.Reconcile(e.ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, memo(), "dropped when another replica holds the owner")
+
+	held.Store(true)
+	require.NoError(t, e.sync(recreated))
+	require.NotNil(t, memo())
+	e.c.ObserveOwnerDelete(recreated)
+	require.Nil(t, memo(), "dropped on the owner's delete")
+
+	require.NoError(t, e.sync(recreated))
+	require.NotNil(t, memo())
+	require.NoError(t, e.inf.Apps().V1().ReplicaSets().Informer().GetIndexer().Delete(recreated))
+	_, err = e.c.Reconcile(e.ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, memo(), "dropped when a sync finds the owner gone")
+}
