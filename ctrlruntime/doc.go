@@ -24,4 +24,26 @@
 // a cache that holds only the replica's share). requests.go is the one translation
 // between ctrlkit's owner keys and results and controller-runtime's
 // requests that they share.
+//
+// # Versions
+//
+// The module builds on controller-runtime v0.22 to v0.25 (Kubernetes 1.34
+// to 1.37); its go.mod names the oldest, so importing it never moves an
+// importer's controller-runtime. `make compat` runs its tests on the newest
+// patch of each.
+//
+// # Read-your-writes
+//
+// controller-runtime v0.25 can make the manager's client wait, on each Get
+// or List through it, until its cache has seen the writes that client made
+// (client.CacheOptions.EnableReadYourWritesConsistency). ctrlkit's hosts do
+// not rely on it, on any version, and it does not change what they do:
+// they read children and owners from the manager's cache (mgr.GetCache()),
+// which the option does not wrap, and their guard works per owner instead.
+// A sync of an owner whose own writes the cache has not seen yet is put
+// back on the queue with a short delay (podset's guard, on by default, and
+// childset's, turned on with childset.WithReadYourWrites), so no worker
+// blocks on a read, and the wait is bounded by the guard's TTL where
+// controller-runtime's is bounded only by the read's context. Turn the option on for your own reads
+// through mgr.GetClient() if you want it; leave ctrlkit's guard as it is.
 package ctrlruntime

@@ -5,7 +5,7 @@
 //
 //   - ComputeHash, HashControllerRevision, ControllerRevisionName,
 //     NewControllerRevision, SortControllerRevisions, EqualRevision and
-//     FindEqualRevisions give upstream v1.36's values, byte for byte.
+//     FindEqualRevisions give upstream v1.37's values, byte for byte.
 //   - Interface (NewHistory over client-go, NewFakeHistory over an informer
 //     for tests) lists, creates (advancing the collision count on a name
 //     taken by other data), updates, deletes, adopts and releases revisions,

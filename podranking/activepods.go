@@ -24,7 +24,7 @@ import (
 // goes first; with a zero Now or DisableLogarithmicScaleDown the more recent
 // time goes first; otherwise the younger power-of-two bucket of age goes
 // first and, within one bucket, the smaller UID. This relation is upstream's
-// v1.36 Less, pair by pair. Like upstream's it is not transitive on every
+// v1.37 Less, pair by pair. Like upstream's it is not transitive on every
 // input (pods sharing an instant next to other instants of their bucket), so
 // the result of a sort depends on the algorithm: sort.Sort over this type,
 // Select and Sorted all return what sort.Sort over upstream's type returns.

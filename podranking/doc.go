@@ -1,6 +1,6 @@
 // Package podranking decides which pods a controller deletes first when it
 // scales down, with the order of the ReplicaSet controller in Kubernetes
-// v1.36: unassigned, pending, not ready and cheap (pod-deletion-cost) pods
+// v1.37: unassigned, pending, not ready and cheap (pod-deletion-cost) pods
 // first, then pods sharing a node with more related pods, then the more
 // recently ready, the more restarted and the more recently created, with
 // times compared on a log2 scale of age.

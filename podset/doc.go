@@ -1,6 +1,6 @@
 // Package podset is the ReplicaSet controller core as a library: it keeps
 // the pods of any owner kind at the owner's desired count, with the
-// semantics of upstream's pkg/controller/replicaset (v1.36): the
+// semantics of upstream's pkg/controller/replicaset (v1.37): the
 // read-your-writes check, the expectations gate read before the pods, claim
 // with an uncached re-read before adopting, slow-start creations capped per
 // sync, ranked parallel deletions, the status written from the counts, and a

@@ -5,7 +5,7 @@
 // UpdatePodCondition, IsPodReadyConditionTrue, GetExistingContainerStatus).
 // It replaces the helpers that controllers copy out of
 // k8s.io/kubernetes/pkg/controller and k8s.io/kubernetes/pkg/api/v1/pod, with
-// the semantics of Kubernetes v1.36.
+// the semantics of Kubernetes v1.37.
 //
 // How it differs from upstream:
 //   - A nil *v1.Pod never panics: every predicate answers false (or the zero

@@ -5,7 +5,7 @@
 // # Differential tests
 //
 // Each target feeds the same seeded random inputs to ctrlkit and to the
-// code of k8s.io/kubernetes v1.36.3 that ctrlkit replaces, and fails on the
+// code of k8s.io/kubernetes v1.37.2 that ctrlkit replaces, and fails on the
 // first disagreement with a shrunk, minimal input. By default each target
 // runs 100,000 cases (10,000 under -race or -short), and the costly ones
 // (ranking of up to 2,000 pods, status, slow start) 3,000;

@@ -25,7 +25,7 @@ import (
 // compiled functions. The Go linker restricts this "pull" form only for
 // symbols of the standard library; for a module like k8s.io/kubernetes it is
 // accepted as is, without -ldflags=-checklinkname=0. The signatures must match
-// upstream v1.36.3 exactly; a mismatch is not caught by the compiler, so each
+// upstream v1.37.2 exactly; a mismatch is not caught by the compiler, so each
 // target also checks a few fixed cases with known answers.
 
 //go:linkname upstreamCalculateStatus k8s.io/kubernetes/pkg/controller/replicaset.calculateStatus

@@ -393,8 +393,8 @@ func TestParityRankingCornerLess(t *testing.T) {
 
 // TestParityRankingNoDeletionCost: the PodDeletionCost gate off upstream
 // against WithoutDeletionCost and DisableDeletionCost, on production and
-// adversarial inputs, exactly. (LogarithmicScaleDown is GA and locked on in
-// v1.36, so its off switch has no upstream counterpart to compare with.)
+// adversarial inputs, exactly. (LogarithmicScaleDown is gone in v1.37,
+// always on, so its off switch has no upstream counterpart to compare with.)
 func TestParityRankingNoDeletionCost(t *testing.T) {
 	rankingCases(t)
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.PodDeletionCost, false)

@@ -73,7 +73,7 @@ func WithWriteTimeout(d time.Duration) Option { return podset.WithWriteTimeout(d
 func WithScaleDownReporter(f ScaleDownFunc) Option { return podset.WithScaleDownReporter(f) }
 
 // WithFeatureGates makes the controller ask enabled about upstream's gates
-// (the constants above) at every sync; the defaults are upstream v1.36.3's,
+// (the constants above) at every sync; the defaults are upstream v1.37.2's,
 // all on.
 func WithFeatureGates(enabled func(feature string) bool) Option {
 	return podset.WithFeatureGates(enabled)
