@@ -85,8 +85,10 @@ unit-386-qemu:
 COMPAT_K8S ?= v0.34.13 v0.35.10 v0.36.6 v0.37.2
 COMPAT_CR  ?= v0.22.5 v0.23.3 v0.24.1 v0.25.2
 compat:
-	@GO=$(GO) hack/compat.sh . $(foreach v,$(COMPAT_K8S),'k8s.io/api@$(v) k8s.io/apimachinery@$(v) k8s.io/client-go@$(v)')
-	@GO=$(GO) hack/compat.sh ctrlruntime $(foreach v,$(COMPAT_CR),'sigs.k8s.io/controller-runtime@$(v)')
+	@start=$$(date +%s); \
+	GO=$(GO) hack/compat.sh . $(foreach v,$(COMPAT_K8S),'k8s.io/api@$(v) k8s.io/apimachinery@$(v) k8s.io/client-go@$(v)') && \
+	GO=$(GO) hack/compat.sh ctrlruntime $(foreach v,$(COMPAT_CR),'sigs.k8s.io/controller-runtime@$(v)') && \
+	echo "compat: passed in $$(( $$(date +%s) - start )) s"
 
 e2e:
 	cd e2e && $(GO) test -count=1 -timeout 60m ./...
