@@ -196,6 +196,7 @@ replace (
 )
 
 tool (
+	github.com/ctrlkit/ctrlkit/examples/replicaset/cmd/replicaset-controller
 	go.etcd.io/etcd/server/v3
 	k8s.io/kubernetes/cmd/kube-apiserver
 )

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const acquiredLog = "Successfully acquired lease"
+// acquiredLog is what client-go's leader election logs on winning the lease
+// (capitalised from v0.36 on, so matched without the first word).
+const acquiredLog = "acquired lease"
 
 // pair is a leader and a standby, each behind its own recording proxy.
 type pair struct {
