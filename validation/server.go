@@ -37,8 +37,8 @@ const serverRoot = "template"
 // (no answer in time, Forbidden because the caller may not create
 // podtemplates in namespace, a missing namespace, an admission webhook that
 // refuses dry runs) is the error, and the field errors are nil: the template
-// was not judged. A nil template is a Required error at fldPath, without a
-// request.
+// was not judged. A nil template is a Required error at fldPath, and an
+// empty namespace an error, both without a request.
 //
 // The caller needs RBAC "create" on "podtemplates" in namespace. Admission
 // webhooks for podtemplates see the request, marked as a dry run.
@@ -50,6 +50,11 @@ func ValidatePodTemplateWithServer(ctx context.Context, client kubernetes.Interf
 	}
 	if template == nil {
 		return field.ErrorList{field.Required(fldPath, "")}, nil
+	}
+	if namespace == "" {
+		// PodTemplates are namespaced: without one the request would go to
+		// a path the server does not serve, and fail less clearly.
+		return nil, errors.New("validation: a dry-run create of a pod template needs a namespace")
 	}
 	cfg := newConfig(opts)
 	podTemplate := &v1.PodTemplate{

@@ -188,6 +188,14 @@ func TestValidatePodTemplateWithServerFailures(t *testing.T) {
 		assert.Empty(t, client.Actions(), "nothing to ask the server")
 	})
 
+	t.Run("no namespace", func(t *testing.T) {
+		client := fake.NewClientset()
+		errs, err := ValidatePodTemplateWithServer(context.Background(), client, "", validTemplate(), fldPath)
+		require.EqualError(t, err, "validation: a dry-run create of a pod template needs a namespace")
+		assert.Nil(t, errs)
+		assert.Empty(t, client.Actions())
+	})
+
 	t.Run("nil client", func(t *testing.T) {
 		assert.PanicsWithValue(t, "validation: ValidatePodTemplateWithServer: nil client", func() {
 			_, _ = ValidatePodTemplateWithServer(context.Background(), nil, "ns", validTemplate(), fldPath)
