@@ -6,6 +6,9 @@
 //   - ComputeHash, HashControllerRevision, ControllerRevisionName,
 //     NewControllerRevision, SortControllerRevisions, EqualRevision and
 //     FindEqualRevisions give upstream v1.37's values, byte for byte.
+//     DeepHashObject, the rendering they hash, is upstream's
+//     pkg/util/hash.DeepHashObject, for controllers that hash objects of
+//     their own the same way.
 //   - Interface (NewHistory over client-go, NewFakeHistory over an informer
 //     for tests) lists, creates (advancing the collision count on a name
 //     taken by other data), updates, deletes, adopts and releases revisions,

@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 
 	"github.com/ctrlkit/ctrlkit/history"
 	appsv1 "k8s.io/api/apps/v1"
@@ -69,4 +70,22 @@ func ExampleFindReplicaSet() {
 	got, how := history.FindReplicaSet([]*appsv1.ReplicaSet{rs}, template, "pod-template-hash", nil)
 	fmt.Println(got.Name, how)
 	// Output: web-5d8f6b7c9d MatchedBySemantics
+}
+
+// DeepHashObject hashes an object by value: two equal objects hash alike
+// however their pointers and maps were built, and the hasher is reset
+// first, so one hasher serves many objects.
+func ExampleDeepHashObject() {
+	type shard struct {
+		Name     string
+		Replicas *int32
+		Labels   map[string]string
+	}
+	three, alsoThree := int32(3), int32(3)
+	h := fnv.New32a()
+	history.DeepHashObject(h, shard{Name: "a", Replicas: &three, Labels: map[string]string{"x": "1", "y": "2"}})
+	first := h.Sum32()
+	history.DeepHashObject(h, shard{Name: "a", Replicas: &alsoThree, Labels: map[string]string{"y": "2", "x": "1"}})
+	fmt.Println(first == h.Sum32())
+	// Output: true
 }

@@ -33,7 +33,7 @@ func ComputeHash(template *v1.PodTemplateSpec, collisionCount *int32) string {
 		panic("history: ComputeHash: nil template")
 	}
 	h := fnv.New32a()
-	writeDump(h, *template)
+	DeepHashObject(h, *template)
 	if collisionCount != nil {
 		var b [8]byte
 		binary.LittleEndian.PutUint32(b[:4], uint32(*collisionCount))
@@ -44,9 +44,9 @@ func ComputeHash(template *v1.PodTemplateSpec, collisionCount *int32) string {
 
 // HashControllerRevision returns upstream's hash of a revision's data: FNV-32
 // (not 32a) over Data.Raw, or, when Data.Object is set, over dump.ForHash of
-// the object alone (upstream resets the hash before dumping the object, so
-// Raw then does not count), followed by the decimal digits of probe when it
-// is not nil. A nil revision panics, as a programmer error.
+// the object alone (DeepHashObject resets the hash first, so Raw then does
+// not count), followed by the decimal digits of probe when it is not nil. A
+// nil revision panics, as a programmer error.
 func HashControllerRevision(revision *appsv1.ControllerRevision, probe *int32) string {
 	if revision == nil {
 		panic("history: HashControllerRevision: nil revision")
@@ -56,8 +56,7 @@ func HashControllerRevision(revision *appsv1.ControllerRevision, probe *int32) s
 		_, _ = h.Write(revision.Data.Raw)
 	}
 	if revision.Data.Object != nil {
-		h.Reset()
-		writeDump(h, revision.Data.Object)
+		DeepHashObject(h, revision.Data.Object)
 	}
 	if probe != nil {
 		_, _ = h.Write([]byte(strconv.FormatInt(int64(*probe), 10)))
@@ -74,12 +73,20 @@ func ControllerRevisionName(prefix, hash string) string {
 	return prefix + "-" + hash
 }
 
-// writeDump feeds h the spew rendering that upstream's hashes are defined on.
-// apimachinery's dump, not k8s.io/utils/dump: the latter arrived in a
-// k8s.io/utils newer than Kubernetes 1.34 requires, and from v0.36 on
-// apimachinery's forwards to it, so both render the same everywhere.
-func writeDump(h hash.Hash, obj any) {
-	_, _ = fmt.Fprint(h, dump.ForHash(obj))
+// DeepHashObject resets hasher and writes objectToWrite to it as the spew
+// rendering upstream's hashes are defined on (upstream's
+// pkg/util/hash.DeepHashObject): pointers are followed and map keys sorted,
+// so two equal objects hash alike however they are allocated. The reset is
+// part of the contract: HashControllerRevision relies on it to drop what it
+// wrote before.
+//
+// It renders with apimachinery's dump, not k8s.io/utils/dump: the latter
+// arrived in a k8s.io/utils newer than Kubernetes 1.34 requires, and from
+// v0.36 on apimachinery's forwards to it, so both render the same
+// everywhere.
+func DeepHashObject(hasher hash.Hash, objectToWrite any) {
+	hasher.Reset()
+	_, _ = fmt.Fprint(hasher, dump.ForHash(objectToWrite))
 }
 
 // encodeSum renders a 32-bit sum the way upstream does: its decimal digits,

@@ -10,9 +10,7 @@ func IsActive(pod *v1.Pod) bool {
 	if pod == nil {
 		return false
 	}
-	return pod.Status.Phase != v1.PodSucceeded &&
-		pod.Status.Phase != v1.PodFailed &&
-		pod.DeletionTimestamp == nil
+	return !IsPodPhaseTerminal(pod.Status.Phase) && pod.DeletionTimestamp == nil
 }
 
 // IsTerminating reports whether a pod is being deleted but has not yet
@@ -22,10 +20,13 @@ func IsTerminating(pod *v1.Pod) bool {
 	if pod == nil {
 		return false
 	}
-	return !isTerminal(pod.Status.Phase) && pod.DeletionTimestamp != nil
+	return !IsPodPhaseTerminal(pod.Status.Phase) && pod.DeletionTimestamp != nil
 }
 
-func isTerminal(phase v1.PodPhase) bool {
+// IsPodPhaseTerminal reports whether phase is one a pod never leaves:
+// Succeeded or Failed (upstream's pkg/api/v1/pod.IsPodPhaseTerminal). Every
+// other phase, the empty one included, may still change.
+func IsPodPhaseTerminal(phase v1.PodPhase) bool {
 	return phase == v1.PodSucceeded || phase == v1.PodFailed
 }
 

@@ -1,8 +1,9 @@
 // Package podstate holds the small pod predicates every workload controller
 // needs: active, terminating, ready, ready time, available, restart counts and
-// keys, plus the pod-condition and container-status lookups of
+// keys, plus the pod-condition, container-status and phase helpers of
 // pkg/api/v1/pod under their upstream names (GetPodCondition,
-// UpdatePodCondition, IsPodReadyConditionTrue, GetExistingContainerStatus).
+// UpdatePodCondition, IsPodReadyConditionTrue, GetExistingContainerStatus,
+// IsPodPhaseTerminal) and pkg/util/node's NodeUnreachablePodReason.
 // It replaces the helpers that controllers copy out of
 // k8s.io/kubernetes/pkg/controller and k8s.io/kubernetes/pkg/api/v1/pod, with
 // the semantics of Kubernetes v1.37.

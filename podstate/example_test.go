@@ -44,3 +44,17 @@ func ExampleMaxContainerRestarts() {
 	fmt.Println(regular, sidecar)
 	// Output: 2 4
 }
+
+// A pod on a node that stopped answering keeps its phase; the node
+// lifecycle controller marks it with NodeUnreachablePodReason.
+func ExampleIsPodPhaseTerminal() {
+	lost := &v1.Pod{Status: v1.PodStatus{Phase: v1.PodRunning, Reason: podstate.NodeUnreachablePodReason}}
+	done := &v1.Pod{Status: v1.PodStatus{Phase: v1.PodSucceeded}}
+	for _, pod := range []*v1.Pod{lost, done} {
+		fmt.Println(pod.Status.Phase, podstate.IsPodPhaseTerminal(pod.Status.Phase),
+			pod.Status.Reason == podstate.NodeUnreachablePodReason)
+	}
+	// Output:
+	// Running false true
+	// Succeeded true false
+}

@@ -46,6 +46,26 @@ func TestIsActiveAndTerminating(t *testing.T) {
 	}
 }
 
+// TestIsPodPhaseTerminal holds upstream's answers: Succeeded and Failed
+// only.
+func TestIsPodPhaseTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		phase v1.PodPhase
+		want  bool
+	}{
+		{"", false},
+		{v1.PodPending, false},
+		{v1.PodRunning, false},
+		{v1.PodUnknown, false},
+		{v1.PodSucceeded, true},
+		{v1.PodFailed, true},
+		{"Evicted", false},
+	} {
+		assert.Equal(t, tt.want, IsPodPhaseTerminal(tt.phase), "phase %q", tt.phase)
+	}
+	assert.Equal(t, "NodeLost", NodeUnreachablePodReason)
+}
+
 func TestFilters(t *testing.T) {
 	a := podWithPhase("a", v1.PodRunning, false)
 	b := podWithPhase("b", v1.PodSucceeded, false)

@@ -34,6 +34,9 @@
 // item that waited longer than the ageing period (WithAgeing) is served
 // ahead of higher priorities, so low priorities cannot starve.
 //
+// KeyFunc and NoResyncPeriodFunc are upstream pkg/controller's helpers for
+// the keys a queue holds and the informers that feed it.
+//
 // Options are checked when they are built: a value with no meaning, such as
 // a negative ageing period, is a programmer error and panics there with a
 // message naming the option.

@@ -8,6 +8,10 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
 
@@ -116,4 +120,22 @@ func ExampleQueue_AddAfter() {
 	// Output:
 	// 0 1
 	// 1 0
+}
+
+// KeyFunc turns what an informer hands an event handler into a queue key,
+// tombstones of missed deletions included.
+func ExampleKeyFunc() {
+	q := workqueue.New[string]()
+	defer q.ShutDown()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0"}}
+	for _, obj := range []any{pod, cache.DeletedFinalStateUnknown{Key: "default/web-1", Obj: pod}} {
+		key, err := workqueue.KeyFunc(obj)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		q.Add(key)
+	}
+	fmt.Println(q.Len(), "keys; resync period", workqueue.NoResyncPeriodFunc())
+	// Output: 2 keys; resync period 0s
 }

@@ -1,0 +1,3 @@
+module github.com/ctrlkit/ctrlkit/hack/vulndb
+
+go 1.26.0
