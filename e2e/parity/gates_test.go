@@ -14,7 +14,6 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
-	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // Upstream's own gate lookup, handed to WithFeatureGates as a caller of
@@ -22,7 +21,7 @@ import (
 // panics on a gate it does not know, and v1.37 no longer knows
 // LogarithmicScaleDown (always on), so ctrlkit must never ask about it.
 func TestUpstreamGateLookupServesWithFeatureGates(t *testing.T) {
-	require.Panics(t, func() { utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(podset.LogarithmicScaleDown)) },
+	require.Panics(t, func() { utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature("LogarithmicScaleDown")) },
 		"the premise: this release's registry panics on a gate it no longer registers")
 
 	ctx, cancel := context.WithTimeout(benchCtx(t), 30*time.Second)
