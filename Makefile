@@ -142,5 +142,6 @@ bench:
 	done
 	$(GO) run $(BENCHSTAT) -filter ".name:(RolloutShape OR EventStorm)" -col "/impl@(upstream ctrlkit)" $(BENCH_OUT)
 	$(GO) run $(BENCHSTAT) -col /impl $(BENCH_OUT).lib
+	$(GO) run $(BENCHSTAT) -filter ".name:Reconcile10k" -col "/op@(naive steady scaledown)" $(BENCH_OUT).lib
 	$(GO) run $(BENCHSTAT) -col "/impl@(upstream ctrlkit)" $(BENCH_OUT)
 	$(GO) run $(BENCHSTAT) -filter ".name:SlowStart" -col "/impl@(goroutinepercall ctrlkit)" $(BENCH_OUT)

@@ -59,9 +59,11 @@ func (r *Reconciler[O, C]) ObserveDelete(child C) string {
 	return workKey(child.GetNamespace(), ref.Name)
 }
 
-// ObserveOwnerDelete forgets the expectations of a deleted owner.
+// ObserveOwnerDelete forgets the expectations and the claim memo of a
+// deleted owner.
 func (r *Reconciler[O, C]) ObserveOwnerDelete(owner O) {
 	r.exp.DeleteExpectations(expectations.OwnerKeyFor(owner))
+	r.claimMemos.Drop(workKey(owner.GetNamespace(), owner.GetName()))
 }
 
 // controllerOf is child's controller reference when it points at the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/history"
+	"github.com/ctrlkit/ctrlkit/internal/ownermemo"
 	"github.com/ctrlkit/ctrlkit/internal/unsure"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/slowstart"
@@ -45,11 +45,13 @@ type Reconciler[O Object, C Object] struct {
 	writer objectcontrol.Interface[C]
 	gvk    schema.GroupVersionKind
 	cfg    config
-	order  Order[C]
+	order  Order[C] // WithDeletionOrder's; nil for DefaultOrder
 	exp    *expectations.UIDTrackingControllerExpectations
 	// unsure holds the creates and deletes whose outcome is unknown
 	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
 	unsure *unsure.Registry[C]
+	// claimMemos holds each owner's claim memo by work key (claimmemo.go).
+	claimMemos ownermemo.Store[*claimMemo]
 }
 
 // NewReconciler returns the core for owners of spec and children of kind,
@@ -73,7 +75,7 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 	}
 	r := &Reconciler[O, C]{spec: spec, kind: kind, writer: deadlineWriter[C]{w: writer, timeout: cfg.writeTimeout},
 		gvk: spec.GroupVersionKind(), cfg: cfg}
-	r.order = DefaultOrder(kind.Ready)
+	// A nil order is DefaultOrder, read through deletion keys (order.go).
 	if cfg.order != nil {
 		order, ok := cfg.order.(Order[C])
 		if !ok {
@@ -128,6 +130,7 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		if g := r.cfg.guard; g != nil {
 			g.Clear(key)
 		}
+		r.claimMemos.Drop(key)
 		return Result{}, nil
 	}
 	if err != nil {
@@ -162,21 +165,13 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		return Result{}, err
 	}
 	manager := claim.NewObjectControllerRefManager[C](r.patcher(expKey), owner, selector, r.gvk, r.canAdopt(owner))
-	children, err := manager.Claim(ctx, append(controlled, orphans...))
+	claimed, err := r.claimChildren(ctx, key, owner, selector, manager, append(controlled, orphans...))
 	if err != nil {
 		// As upstream, a failed claim stops the sync: a child whose
 		// adoption failed would otherwise be replaced by a second one.
 		return Result{}, fmt.Errorf("claiming the children of %s %s: %w", r.gvk.Kind, key, err)
 	}
-	active := children[:0:0]
-	terminating := 0
-	for _, c := range children {
-		if c.GetDeletionTimestamp() == nil {
-			active = append(active, c)
-		} else {
-			terminating++
-		}
-	}
+	children, active, terminating := claimed.children, claimed.active, claimed.terminating
 	// With rolling updates, the revisions are recorded before any child is
 	// created, so every child carries one that exists.
 	ro, err := r.prepareRollout(ctx, owner, template, selector, children, active)
@@ -282,9 +277,8 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 		}
 		return Result{}, r.createCounted(ctx, owner, ref, expKey, fresh)
 	case diff > 0:
-		victims := slices.Clone(active)
-		slices.SortStableFunc(victims, r.order)
-		return Result{}, r.deleteChildren(ctx, owner, expKey, victims[:min(diff, r.cfg.burst)])
+		victims := r.inDeletionOrder(active, min(diff, r.cfg.burst))
+		return Result{}, r.deleteChildren(ctx, owner, expKey, victims)
 	}
 	return Result{}, nil
 }

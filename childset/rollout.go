@@ -3,7 +3,6 @@ package childset
 import (
 	"context"
 	"errors"
-	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,8 +103,7 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 // manageRollout performs one pass of PlanRollout over every child of the
 // owner, those being deleted included.
 func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, children []C) (Result, error) {
-	ordered := slices.Clone(children)
-	slices.SortStableFunc(ordered, r.order)
+	ordered := r.inDeletionOrder(children, len(children))
 	plan := PlanRollout(r.rolloutState(owner, ro, ordered))
 	victims := make([]C, len(plan.Delete))
 	for i, at := range plan.Delete {

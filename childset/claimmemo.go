@@ -1,0 +1,112 @@
+package childset
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/ctrlkit/ctrlkit/claim"
+)
+
+// A claim memo keeps, per owner, the child objects its last sync's claim
+// kept without a write: those already controlled by the owner that its
+// selector matches. The next sync meets mostly the same objects and keeps
+// them again without reading their owner references and labels, which at
+// 10,000 children was most of a steady sync. Every other object (an orphan
+// to adopt or pass over, a child to release) goes through the claim.
+//
+// It is exact because an informer never changes an object it has handed
+// out: an update replaces the object, so an unchanged pointer is an
+// unchanged child. The memo holds the objects it knows, so none can be
+// freed and its address reused while the memo could answer for it; each
+// sync keeps only the objects its listing holds. A decision depends on the
+// owner's UID and selector too: a change of either starts afresh. A lister
+// that returns copies (as a deep-copying cache does) never hits the memo
+// and pays only its upkeep.
+type claimMemo struct {
+	uid      types.UID
+	selector string
+	// kept maps each object kept as it is to whether it is terminating.
+	kept map[any]bool
+}
+
+// claimed is what the claim pass leaves: the children the owner controls,
+// in input order, those of them not being deleted, and how many are.
+type claimed[C Object] struct {
+	children    []C
+	active      []C
+	terminating int
+}
+
+// claimChildren is claim.ObjectControllerRefManager.Claim with the owner's
+// memo, splitting the claimed children into active and terminating as it
+// goes. The error aggregates the adoptions and releases that failed; the
+// children concerned are left out.
+func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner O, selector labels.Selector,
+	manager *claim.ObjectControllerRefManager[C], candidates []C) (claimed[C], error) {
+	uid, sel := owner.GetUID(), selector.String()
+	memo := r.claimMemos.Get(key, func(m *claimMemo) bool { return m.uid == uid && m.selector == sel },
+		func() *claimMemo { return &claimMemo{uid: uid, selector: sel} })
+	out := claimed[C]{children: make([]C, 0, len(candidates)), active: make([]C, 0, len(candidates))}
+	keep := func(c C, terminating bool) {
+		out.children = append(out.children, c)
+		if terminating {
+			out.terminating++
+		} else {
+			out.active = append(out.active, c)
+		}
+	}
+	// The memo is rebuilt only when this listing differs from the last:
+	// in a steady state every candidate hits and the map stays as it is.
+	var next map[any]bool
+	hits := 0
+	var errs []error
+	for i, c := range candidates {
+		if terminating, known := memo.kept[c]; known {
+			keep(c, terminating)
+			hits++
+			if next != nil {
+				next[c] = terminating
+			}
+			continue
+		}
+		if next == nil {
+			next = make(map[any]bool, len(candidates))
+			for _, seen := range candidates[:i] {
+				if t, known := memo.kept[seen]; known {
+					next[seen] = t
+				}
+			}
+		}
+		ok, err := manager.ClaimOne(ctx, c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		terminating := c.GetDeletionTimestamp() != nil
+		keep(c, terminating)
+		// An adopted orphan's cached object has no controller reference
+		// yet; only a child kept as it is may skip the next claim.
+		if ref := metav1.GetControllerOfNoCopy(c); ref != nil && ref.UID == uid {
+			next[c] = terminating
+		}
+	}
+	switch {
+	case next != nil:
+		memo.kept = next
+	case hits < len(memo.kept):
+		// Every candidate was known, but some known objects are gone.
+		old := memo.kept
+		memo.kept = make(map[any]bool, hits)
+		for _, c := range candidates {
+			memo.kept[c] = old[c]
+		}
+	}
+	return out, utilerrors.NewAggregate(errs)
+}

@@ -1,0 +1,120 @@
+package childset
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// readyKind is a Kind whose children are ready when annotated so; it lists
+// nothing.
+type readyKind struct{ Lister[*v1.ConfigMap] }
+
+func (readyKind) Ready(cm *v1.ConfigMap) bool { return cm.Annotations["ready"] == "true" }
+
+// The core sorts deletion keys instead of children; on inputs full of ties
+// in every field (readiness, cost, malformed costs, creation times, UIDs)
+// it must answer exactly what a stable sort by DefaultOrder does.
+func TestInDeletionOrderIsStableSortByDefaultOrder(t *testing.T) {
+	r := &Reconciler[*v1.ConfigMap, *v1.ConfigMap]{kind: readyKind{}}
+	costs := []string{"", "", "0", "-3", "7", "abc", "2147483648"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 300 {
+		n := rng.IntN(60)
+		children := make([]*v1.ConfigMap, n)
+		for i := range children {
+			cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+				Name:              "c" + strconv.Itoa(i),
+				UID:               types.UID("u" + strconv.Itoa(rng.IntN(4))),
+				CreationTimestamp: metav1.Unix(int64(rng.IntN(3)), int64(rng.IntN(2))*500),
+				Annotations:       map[string]string{},
+			}}
+			if rng.IntN(2) == 0 {
+				cm.Annotations["ready"] = "true"
+			}
+			if c := costs[rng.IntN(len(costs))]; c != "" {
+				cm.Annotations[DeletionCostAnnotation] = c
+			}
+			children[i] = cm
+		}
+		want := slices.Clone(children)
+		slices.SortStableFunc(want, referenceOrder)
+		for _, k := range []int{0, 1, n / 3, n - 1, n, n + 5} {
+			if got := r.inDeletionOrder(children, k); !slices.Equal(got, want[:max(0, min(k, n))]) {
+				t.Fatalf("round %d, first %d: keyed order %v, stable sort %v", round, k, names(got), names(want))
+			}
+		}
+		viaOrder := slices.Clone(children)
+		slices.SortStableFunc(viaOrder, DefaultOrder(readyKind{}.Ready))
+		if !slices.Equal(viaOrder, want) {
+			t.Fatalf("round %d: DefaultOrder %v, stable sort %v", round, names(viaOrder), names(want))
+		}
+	}
+}
+
+// referenceOrder is DefaultOrder as its documentation says it, written
+// out child against child.
+func referenceOrder(a, b *v1.ConfigMap) int {
+	ra, rb := a.Annotations["ready"] == "true", b.Annotations["ready"] == "true"
+	switch {
+	case ra != rb && !ra:
+		return -1
+	case ra != rb:
+		return 1
+	}
+	costOf := func(cm *v1.ConfigMap) int64 {
+		v, err := strconv.ParseInt(cm.Annotations[DeletionCostAnnotation], 10, 32)
+		if err != nil {
+			return 0
+		}
+		return v
+	}
+	if ca, cb := costOf(a), costOf(b); ca != cb {
+		if ca < cb {
+			return -1
+		}
+		return 1
+	}
+	if ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time; !ta.Equal(tb) {
+		if ta.After(tb) {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.UID < b.UID:
+		return -1
+	case a.UID > b.UID:
+		return 1
+	}
+	return 0
+}
+
+// A WithDeletionOrder order is used as given, stably.
+func TestInDeletionOrderUsesTheCallersOrder(t *testing.T) {
+	byName := func(a, b *v1.ConfigMap) int { return len(a.Name) - len(b.Name) }
+	r := &Reconciler[*v1.ConfigMap, *v1.ConfigMap]{kind: readyKind{}, order: byName}
+	var children []*v1.ConfigMap
+	for _, n := range []string{"ccc", "a", "bb", "d", "ee"} {
+		children = append(children, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n}})
+	}
+	if got, want := names(r.inDeletionOrder(children, 4)), []string{"a", "d", "bb", "ee"}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	if got := names(children); !slices.Equal(got, []string{"ccc", "a", "bb", "d", "ee"}) {
+		t.Fatalf("the input was reordered: %v", got)
+	}
+}
+
+func names(cms []*v1.ConfigMap) []string {
+	out := make([]string, len(cms))
+	for i, cm := range cms {
+		out[i] = cm.Name
+	}
+	return out
+}
