@@ -9,6 +9,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/workqueue"
@@ -50,6 +51,7 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 			res, err := r.Reconcile(ctx, key)
 			return res.RequeueAfter, err
 		},
+		IsStaleCache:          consistency.IsStaleCache,
 		StaleCachePoll:        DefaultStaleCachePoll,
 		UnreachableBackoffCap: DefaultUnreachableBackoffCap,
 		DrainTimeout:          r.cfg.drainTimeout,

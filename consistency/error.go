@@ -10,6 +10,11 @@ import (
 // ErrStaleCache is matched (errors.Is) by every *StaleCacheError.
 var ErrStaleCache = errors.New("consistency: informer cache is older than the controller's own write")
 
+// IsStaleCache reports whether err says only that an informer store is
+// behind the controller's own writes (errors.Is(err, ErrStaleCache)): the
+// owner waits for its caches, and the sync has not failed.
+func IsStaleCache(err error) bool { return errors.Is(err, ErrStaleCache) }
+
 // StaleCacheError is returned by EnsureReady while an informer store has not
 // yet applied a resource version the controller wrote for the owner.
 type StaleCacheError struct {

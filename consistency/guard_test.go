@@ -140,6 +140,7 @@ func TestGuardDecisions(t *testing.T) {
 				require.ErrorAs(t, err, &se)
 				assert.Equal(t, tc.wantStale, se)
 				assert.ErrorIs(t, err, ErrStaleCache)
+				assert.True(t, IsStaleCache(fmt.Errorf("syncing: %w", err)))
 				assert.Contains(t, err.Error(), tc.wantStale.WroteRV)
 			}
 			assert.Equal(t, tc.wantLen, g.Len())
@@ -406,4 +407,11 @@ func FuzzGuard(f *testing.F) {
 			require.NoError(t, err)
 		}
 	})
+}
+
+func TestIsStaleCache(t *testing.T) {
+	stale := &StaleCacheError{OwnerKey: "ns/a", WroteRV: "2", ReadRV: "1"}
+	assert.True(t, IsStaleCache(fmt.Errorf("syncing: %w", stale)))
+	assert.False(t, IsStaleCache(nil))
+	assert.False(t, IsStaleCache(fmt.Errorf("refused")))
 }

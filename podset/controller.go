@@ -178,6 +178,7 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 			return res.RequeueAfter, err
 		},
 		HasSynced:             []cache.InformerSynced{podInf.HasSynced, ownerInformer.HasSynced},
+		IsStaleCache:          consistency.IsStaleCache,
 		StaleCachePoll:        cfg.staleCachePoll,
 		UnreachableBackoffCap: cfg.unreachableBackoffCap,
 		DrainTimeout:          cfg.drainTimeout,

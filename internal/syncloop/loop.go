@@ -11,8 +11,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-
-	"github.com/ctrlkit/ctrlkit/workqueue"
 )
 
 // Loop is a controller's workers over its work queue. Set the fields, then
@@ -23,16 +21,19 @@ import (
 //     comes back only when asked (the returned delay) or when an event
 //     queues it;
 //   - a key whose reconcile failed comes back by why it failed: a stale
-//     cache (consistency.ErrStaleCache) after StaleCachePoll, outside the
+//     cache (IsStaleCache) after StaleCachePoll, outside the
 //     rate limiter; an unreachable API server (ServerUnreachable) after the
 //     limiter's delay capped at UnreachableBackoffCap; anything else after
 //     the limiter's delay, as upstream.
 type Loop struct {
 	// Queue holds "namespace/name" keys. Run shuts it down.
-	Queue *workqueue.RateLimitingQueue[string]
+	Queue Queue
 	// Limiter is Queue's rate limiter, read for the capped delay of
 	// unreachable-server failures; nil retries them like any failure.
-	Limiter workqueue.RateLimiter[string]
+	Limiter Limiter
+	// IsStaleCache reports whether an error only says that the informer
+	// caches are behind the controller's own writes; nil: no error does.
+	IsStaleCache func(error) bool
 	// Reconcile syncs one key and says when to look at it again (0: only
 	// on the next event).
 	Reconcile func(ctx context.Context, key string) (requeueAfter time.Duration, err error)
@@ -172,7 +173,7 @@ func (l *Loop) ProcessNext(ctx context.Context) bool {
 		}
 		return true
 	}
-	switch classify(err) {
+	switch l.classify(err) {
 	case requeueStaleCache:
 		klog.FromContext(ctx).V(4).Info("Informer cache behind the controller's writes; polling", "controller", l.Name, "key", key, "reason", err.Error())
 		poll := l.StaleCachePoll

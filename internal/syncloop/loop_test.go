@@ -13,12 +13,19 @@ import (
 	"github.com/ctrlkit/ctrlkit/workqueue"
 )
 
-func newLoop(reconcile func(ctx context.Context, key string) (time.Duration, error)) *Loop {
-	limiter := workqueue.DefaultControllerRateLimiter[string]()
-	return &Loop{Queue: workqueue.NewRateLimiting(limiter), Limiter: limiter, Reconcile: reconcile, Workers: 2}
+// testLoop is a Loop over a real work queue, kept typed for the tests.
+type testLoop struct {
+	*Loop
+	queue *workqueue.RateLimitingQueue[string]
 }
 
-func run(t *testing.T, l *Loop, ctx context.Context) (wait func()) {
+func newLoop(reconcile func(ctx context.Context, key string) (time.Duration, error)) testLoop {
+	limiter := workqueue.DefaultControllerRateLimiter[string]()
+	q := workqueue.NewRateLimiting(limiter)
+	return testLoop{&Loop{Queue: q, Limiter: limiter, Reconcile: reconcile, Workers: 2}, q}
+}
+
+func run(t *testing.T, l testLoop, ctx context.Context) (wait func()) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
@@ -50,8 +57,8 @@ func TestRequeueAfterIsHonoured(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wait := run(t, l, ctx)
-	l.Queue.Add("ns/again")
-	l.Queue.Add("ns/once")
+	l.queue.Add("ns/again")
+	l.queue.Add("ns/once")
 	require.Eventually(t, func() bool { return again.Load() == 3 }, 5*time.Second, time.Millisecond)
 	time.Sleep(20 * time.Millisecond)
 	assert.EqualValues(t, 3, again.Load())
@@ -77,7 +84,7 @@ func TestDrainAndStop(t *testing.T) {
 	})
 	l.DrainTimeout = time.Minute
 	for _, k := range []string{"ns/a", "ns/b", "ns/c"} {
-		l.Queue.Add(k)
+		l.queue.Add(k)
 	}
 	wait := run(t, l, context.Background())
 	l.Drain()
@@ -94,7 +101,7 @@ func TestDrainAndStop(t *testing.T) {
 	block = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	wait = run(t, stopped, ctx)
-	stopped.Queue.Add("ns/block")
+	stopped.queue.Add("ns/block")
 	<-block
 	cancel()
 	wait()
@@ -105,22 +112,22 @@ func TestUnreachableRetryIsCapped(t *testing.T) {
 	l := newLoop(func(context.Context, string) (time.Duration, error) { return 0, context.DeadlineExceeded })
 	l.UnreachableBackoffCap = 3 * time.Millisecond
 	for range 30 {
-		l.Queue.Add("ns/a")
+		l.queue.Add("ns/a")
 		start := time.Now()
 		require.True(t, l.ProcessNext(context.Background()))
-		at, ok := l.Queue.Deadline("ns/a")
+		at, ok := l.queue.Deadline("ns/a")
 		require.True(t, ok)
 		assert.LessOrEqual(t, at.Sub(start), 50*time.Millisecond)
-		require.Eventually(t, func() bool { return l.Queue.Len() == 1 }, time.Second, time.Millisecond)
-		key, _ := l.Queue.Get()
-		l.Queue.Done(key)
+		require.Eventually(t, func() bool { return l.queue.Len() == 1 }, time.Second, time.Millisecond)
+		key, _ := l.queue.Get()
+		l.queue.Done(key)
 	}
 	other := newLoop(func(context.Context, string) (time.Duration, error) { return 0, errors.New("refused") })
 	for range 20 {
-		other.Queue.Add("ns/a")
+		other.queue.Add("ns/a")
 		require.True(t, other.ProcessNext(context.Background()))
 	}
-	assert.Equal(t, 20, other.Queue.NumRequeues("ns/a"))
-	l.Queue.ShutDown()
-	other.Queue.ShutDown()
+	assert.Equal(t, 20, other.queue.NumRequeues("ns/a"))
+	l.queue.ShutDown()
+	other.queue.ShutDown()
 }

@@ -9,8 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-
-	"github.com/ctrlkit/ctrlkit/consistency"
 )
 
 // Upstream requeues every unsuccessful sync through the controller's
@@ -48,9 +46,9 @@ const (
 )
 
 // classify tells why err ended a sync.
-func classify(err error) requeueReason {
+func (l *Loop) classify(err error) requeueReason {
 	switch {
-	case errors.Is(err, consistency.ErrStaleCache):
+	case l.IsStaleCache != nil && l.IsStaleCache(err):
 		return requeueStaleCache
 	case ServerUnreachable(err):
 		return requeueUnreachable

@@ -18,6 +18,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	l := &Loop{IsStaleCache: consistency.IsStaleCache}
 	stale := &consistency.StaleCacheError{OwnerKey: "ns/a", GroupResource: schema.GroupResource{Resource: "pods"}, WroteRV: "2", ReadRV: "1"}
 	refused := &url.Error{Op: "Put", URL: "https://127.0.0.1:6443", Err: &net.OpError{
 		Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED},
@@ -36,6 +37,6 @@ func TestClassify(t *testing.T) {
 		{conflict, requeueFailure},
 		{utilerrors.NewAggregate([]error{errors.New("a"), errors.New("b")}), requeueFailure},
 	} {
-		assert.Equal(t, tc.want, classify(tc.err), "%v", tc.err)
+		assert.Equal(t, tc.want, l.classify(tc.err), "%v", tc.err)
 	}
 }

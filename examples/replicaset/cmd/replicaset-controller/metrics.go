@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -106,7 +105,7 @@ func syncResult(err error) string {
 	switch {
 	case err == nil:
 		return syncSucceeded
-	case errors.Is(err, consistency.ErrStaleCache):
+	case consistency.IsStaleCache(err):
 		return syncRequeued
 	default:
 		return syncFailed
