@@ -182,6 +182,6 @@ func (c *Controller[O, C]) enqueueMatchingOwners(child C) {
 		if err != nil || sel == nil || sel.Empty() || !sel.Matches(labels.Set(child.GetLabels())) {
 			continue
 		}
-		c.queue.Add(workKey(owner.GetNamespace(), owner.GetName()))
+		c.queue.Add(workqueue.Key(owner.GetNamespace(), owner.GetName()))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/internal/ownerkey"
 )
 
 // The Observe methods feed the core's expectations from informer events,
@@ -24,7 +25,7 @@ func (r *Reconciler[O, C]) ObserveAdd(child C) string {
 		return ""
 	}
 	r.exp.CreationObservedNamed(expectations.OwnerKeyForRef(child.GetNamespace(), ref), child.GetName())
-	return workKey(child.GetNamespace(), ref.Name)
+	return ownerkey.Join(child.GetNamespace(), ref.Name, "")
 }
 
 // ObserveUpdate records an update of child from old to cur and returns the
@@ -35,7 +36,7 @@ func (r *Reconciler[O, C]) ObserveUpdate(old, cur C) []string {
 	var keys []string
 	oldRef, curRef := r.controllerOf(old), r.controllerOf(cur)
 	if oldRef != nil && (curRef == nil || oldRef.UID != curRef.UID) {
-		keys = append(keys, workKey(old.GetNamespace(), oldRef.Name))
+		keys = append(keys, ownerkey.Join(old.GetNamespace(), oldRef.Name, ""))
 	}
 	if cur.GetDeletionTimestamp() != nil {
 		if k := r.ObserveDelete(cur); k != "" {
@@ -44,7 +45,7 @@ func (r *Reconciler[O, C]) ObserveUpdate(old, cur C) []string {
 		return keys
 	}
 	if curRef != nil {
-		keys = append(keys, workKey(cur.GetNamespace(), curRef.Name))
+		keys = append(keys, ownerkey.Join(cur.GetNamespace(), curRef.Name, ""))
 	}
 	return keys
 }
@@ -56,14 +57,14 @@ func (r *Reconciler[O, C]) ObserveDelete(child C) string {
 		return ""
 	}
 	r.exp.DeletionObserved(expectations.OwnerKeyForRef(child.GetNamespace(), ref), childKey(child))
-	return workKey(child.GetNamespace(), ref.Name)
+	return ownerkey.Join(child.GetNamespace(), ref.Name, "")
 }
 
 // ObserveOwnerDelete forgets the expectations and the claim memo of a
 // deleted owner.
 func (r *Reconciler[O, C]) ObserveOwnerDelete(owner O) {
 	r.exp.DeleteExpectations(expectations.OwnerKeyFor(owner))
-	r.claimMemos.Drop(workKey(owner.GetNamespace(), owner.GetName()))
+	r.claimMemos.Drop(ownerkey.Join(owner.GetNamespace(), owner.GetName(), ""))
 }
 
 // controllerOf is child's controller reference when it points at the
@@ -78,11 +79,4 @@ func (r *Reconciler[O, C]) controllerOf(child C) *metav1.OwnerReference {
 		return nil
 	}
 	return ref
-}
-
-func workKey(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
 }

@@ -1,7 +1,6 @@
 package ctrlruntime
 
 import (
-	"errors"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/consistency"
+	ctrlkitqueue "github.com/ctrlkit/ctrlkit/workqueue"
 )
 
 // Between ctrlkit's cores, which speak of owner keys ("namespace/name", or
@@ -23,10 +23,7 @@ type RequestQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // Key is the ctrlkit owner key of req.
 func Key(req reconcile.Request) string {
-	if req.Namespace == "" {
-		return req.Name
-	}
-	return req.Namespace + "/" + req.Name
+	return ctrlkitqueue.Key(req.Namespace, req.Name)
 }
 
 // EnqueueKey adds the request for a ctrlkit owner key to q (see Enqueue). A
@@ -58,7 +55,7 @@ func Enqueue(q RequestQueue, req reconcile.Request, initialList bool) {
 // bucket are for real failures. Any other error goes back to
 // controller-runtime, which retries with its rate limiter.
 func Result(requeueAfter time.Duration, err error, stalePoll time.Duration) (reconcile.Result, error) {
-	if errors.Is(err, consistency.ErrStaleCache) {
+	if consistency.IsStaleCache(err) {
 		return reconcile.Result{RequeueAfter: stalePoll}, nil
 	}
 	if err != nil {

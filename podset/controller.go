@@ -315,12 +315,9 @@ func (c *Controller[O]) ProcessNextWorkItem(ctx context.Context) bool {
 	return c.loop.ProcessNext(ctx)
 }
 
-// ownerKey is the work queue key of an owner: "namespace/name".
+// ownerKey is the work queue key of an owner.
 func ownerKey(o metav1.Object) string {
-	if ns := o.GetNamespace(); ns != "" {
-		return ns + "/" + o.GetName()
-	}
-	return o.GetName()
+	return workqueue.Key(o.GetNamespace(), o.GetName())
 }
 
 // The informer handlers New registers: the Observe methods (handlers.go)

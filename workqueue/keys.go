@@ -4,12 +4,22 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ctrlkit/ctrlkit/internal/ownerkey"
 )
 
 // ctrlkit has no catch-all controller package like upstream's
 // pkg/controller; the two helpers below feed a work queue (its keys) and the
 // informers in front of it (their resync period), so they live beside the
 // queue.
+
+// Key returns the work-queue key of the object called name in namespace:
+// "namespace/name", or "name" for a cluster-scoped object (an empty
+// namespace). It is the key KeyFunc returns for such an object, and the one
+// every ctrlkit queue and Observe method uses.
+func Key(namespace, name string) string {
+	return ownerkey.Join(namespace, name, "")
+}
 
 // KeyFunc returns the work-queue key of an informer object, "namespace/name"
 // or "name" for a cluster-scoped object. A cache.DeletedFinalStateUnknown
