@@ -2,6 +2,7 @@ package childset
 
 import (
 	"context"
+	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,14 +25,22 @@ import (
 // freed and its address reused while the memo could answer for it; each
 // sync keeps only the objects its listing holds. A decision depends on the
 // owner's UID and selector too: a change of either starts afresh. A lister
-// that returns copies (as a deep-copying cache does) never hits the memo
-// and pays only its upkeep.
+// that returns copies (controller-runtime's cache does) never hits the
+// memo: a sync that finds none of the memo's objects empties it and claims
+// without it for the next memoRest syncs, so that such a lister costs
+// neither the upkeep nor the memory of a copy of every child.
 type claimMemo struct {
 	uid      types.UID
 	selector string
 	// kept maps each object kept as it is to whether it is terminating.
 	kept map[any]bool
+	// resting counts the syncs left that claim without the memo.
+	resting int
 }
+
+// memoRest is how many syncs claim without the memo after one found none
+// of its objects.
+const memoRest = 16
 
 // claimed is what the claim pass leaves: the children the owner controls,
 // in input order, those of them not being deleted, and how many are.
@@ -41,24 +50,34 @@ type claimed[C Object] struct {
 	terminating int
 }
 
+func (out *claimed[C]) add(c C, terminating bool) {
+	out.children = append(out.children, c)
+	if terminating {
+		out.terminating++
+	} else {
+		out.active = append(out.active, c)
+	}
+}
+
 // claimChildren is claim.ObjectControllerRefManager.Claim with the owner's
 // memo, splitting the claimed children into active and terminating as it
 // goes. The error aggregates the adoptions and releases that failed; the
 // children concerned are left out.
 func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner O, selector labels.Selector,
 	manager *claim.ObjectControllerRefManager[C], candidates []C) (claimed[C], error) {
+	if reflect.TypeFor[C]().Kind() != reflect.Pointer {
+		// Only a pointer names one object: children passed by value
+		// are claimed afresh every sync.
+		return r.claimAll(ctx, manager, candidates)
+	}
 	uid, sel := owner.GetUID(), selector.String()
 	memo := r.claimMemos.Get(key, func(m *claimMemo) bool { return m.uid == uid && m.selector == sel },
 		func() *claimMemo { return &claimMemo{uid: uid, selector: sel} })
-	out := claimed[C]{children: make([]C, 0, len(candidates)), active: make([]C, 0, len(candidates))}
-	keep := func(c C, terminating bool) {
-		out.children = append(out.children, c)
-		if terminating {
-			out.terminating++
-		} else {
-			out.active = append(out.active, c)
-		}
+	if memo.resting > 0 {
+		memo.resting--
+		return r.claimAll(ctx, manager, candidates)
 	}
+	out := claimed[C]{children: make([]C, 0, len(candidates)), active: make([]C, 0, len(candidates))}
 	// The memo is rebuilt only when this listing differs from the last:
 	// in a steady state every candidate hits and the map stays as it is.
 	var next map[any]bool
@@ -66,7 +85,7 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 	var errs []error
 	for i, c := range candidates {
 		if terminating, known := memo.kept[c]; known {
-			keep(c, terminating)
+			out.add(c, terminating)
 			hits++
 			if next != nil {
 				next[c] = terminating
@@ -90,7 +109,7 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 			continue
 		}
 		terminating := c.GetDeletionTimestamp() != nil
-		keep(c, terminating)
+		out.add(c, terminating)
 		// An adopted orphan's cached object has no controller reference
 		// yet; only a child kept as it is may skip the next claim.
 		if ref := metav1.GetControllerOfNoCopy(c); ref != nil && ref.UID == uid {
@@ -98,6 +117,8 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 		}
 	}
 	switch {
+	case hits == 0 && len(memo.kept) > 0:
+		memo.kept, memo.resting = nil, memoRest
 	case next != nil:
 		memo.kept = next
 	case hits < len(memo.kept):
@@ -109,4 +130,14 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 		}
 	}
 	return out, utilerrors.NewAggregate(errs)
+}
+
+// claimAll is the claim without a memo.
+func (r *Reconciler[O, C]) claimAll(ctx context.Context, manager *claim.ObjectControllerRefManager[C], candidates []C) (claimed[C], error) {
+	children, err := manager.Claim(ctx, candidates)
+	out := claimed[C]{active: make([]C, 0, len(children))}
+	for _, c := range children {
+		out.add(c, c.GetDeletionTimestamp() != nil)
+	}
+	return out, err
 }
