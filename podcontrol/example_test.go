@@ -35,8 +35,8 @@ func ExampleFakePodControl() {
 }
 
 // A controller that names its pods (worker-0, worker-1, ...) creates them
-// with CreatePodWithName and owns a Service through an ObjectControl.
-func ExampleNewObjectControl() {
+// with CreatePodWithName and owns a Service through objectcontrol.
+func ExampleRealPodControl_CreatePodWithName() {
 	ctx := context.Background()
 	owner := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "trainer", Namespace: "default", UID: "uid-1"}}
 	ref := metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/status"
 )
 
@@ -88,13 +89,13 @@ type StatusInput struct {
 	// turns it into a ReplicaFailure condition.
 	ManageErr error
 	// SpecErr is set when the sync refused the owner's spec (see
-	// SpecError): nothing was claimed, created or deleted, Active and
+	// childset.SpecError): nothing was claimed, created or deleted, Active and
 	// Terminating are the pods the owner already controls, and ManageErr is
 	// nil. A Kind whose status has conditions reports it as one, as the
 	// examples' ReplicaSet and ReplicationController kinds do with a
 	// ReplicaFailure condition of reason SpecErr.Reason; the condition goes
 	// with the next sync that accepts the spec.
-	SpecErr *SpecError
+	SpecErr *childset.SpecError
 	// Now is the instant the counts are evaluated at; availability is
 	// measured against it.
 	Now time.Time

@@ -14,30 +14,15 @@ import (
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
-// ReasonSelectorMismatch is the Warning event (and, for kinds with
-// conditions, the ReplicaFailure reason) of an owner whose selector does not
-// match its pod template's labels: every pod it created would be released at
-// once and created again.
-const ReasonSelectorMismatch = childset.ReasonSelectorMismatch
-
-// SpecError is why a sync refused an owner's spec: a selector that cannot be
-// used (ReasonSelectorInvalid: malformed, missing or empty) or one that does
-// not match the template's labels (ReasonSelectorMismatch). These are the
-// checks the API server's ReplicaSet validation makes; owners that bypass
-// it, custom resources without a schema for it in particular, could
-// otherwise make the controller create pods forever or adopt every pod of
-// the namespace. It is childset's, whose rule podset applies to pods.
-type SpecError = childset.SpecError
-
-// checkSpec returns the SpecError of an owner whose selector (already
+// checkSpec returns the childset.SpecError of an owner whose selector (already
 // converted by the Kind, or selErr) or template the controller can never
 // converge on, or nil. A nil template counts as one without labels.
-func checkSpec(selector labels.Selector, selErr error, tmpl *v1.PodTemplateSpec) *SpecError {
+func checkSpec(selector labels.Selector, selErr error, tmpl *v1.PodTemplateSpec) *childset.SpecError {
 	var templateLabels map[string]string
 	if tmpl != nil {
 		templateLabels = tmpl.Labels
 	}
-	var specErr *SpecError
+	var specErr *childset.SpecError
 	if errors.As(childset.CheckSelector(selector, selErr, templateLabels), &specErr) {
 		return specErr
 	}
@@ -50,7 +35,7 @@ func checkSpec(selector labels.Selector, selErr error, tmpl *v1.PodTemplateSpec)
 // deletes nothing. It returns nil, as retrying cannot fix the object: the
 // owner's next update syncs it again. Only a failed status write is
 // returned, to be retried with backoff like any failed write.
-func (c *Controller[O]) refuse(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, specErr *SpecError, withTerminating bool) error {
+func (c *Controller[O]) refuse(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, specErr *childset.SpecError, withTerminating bool) error {
 	logger := klog.FromContext(ctx)
 	c.recorder.Eventf(object(o), v1.EventTypeWarning, specErr.Reason,
 		"%v; no pods are created, deleted, adopted or released until the object changes", specErr)

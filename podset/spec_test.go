@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/ctrlkit/ctrlkit/childset"
 )
 
 // lastStatus returns the last ReplicaSet status written through the API,
@@ -71,7 +73,7 @@ func TestSyncRefusesSelectorNotMatchingTemplate(t *testing.T) {
 	events := drainEvents(e)
 	require.Len(t, events, 5)
 	for _, ev := range events {
-		assert.True(t, strings.HasPrefix(ev, "Warning "+ReasonSelectorMismatch+" "), ev)
+		assert.True(t, strings.HasPrefix(ev, "Warning "+childset.ReasonSelectorMismatch+" "), ev)
 		assert.Contains(t, ev, `selector "foo=bar" does not match the template's labels "foo=other"`)
 	}
 	st := lastStatus(e)
@@ -101,7 +103,7 @@ func TestSyncRefusesEmptySelector(t *testing.T) {
 	e.requireCounts(0, 0, 0)
 	events := drainEvents(e)
 	require.Len(t, events, 3)
-	assert.True(t, strings.HasPrefix(events[0], "Warning "+ReasonSelectorInvalid+" "), events[0])
+	assert.True(t, strings.HasPrefix(events[0], "Warning "+childset.ReasonSelectorInvalid+" "), events[0])
 }
 
 // TestSyncStatusInputCarriesSpecErr: the Kind sees the refusal in
@@ -117,7 +119,7 @@ func TestSyncStatusInputCarriesSpecErr(t *testing.T) {
 	require.NoError(t, e.sync(rs))
 	require.Len(t, got, 1)
 	require.NotNil(t, got[0].SpecErr)
-	assert.Equal(t, ReasonSelectorMismatch, got[0].SpecErr.Reason)
+	assert.Equal(t, childset.ReasonSelectorMismatch, got[0].SpecErr.Reason)
 	assert.NoError(t, got[0].ManageErr)
 	assert.Empty(t, got[0].Active)
 }
@@ -147,12 +149,12 @@ func TestCheckSpec(t *testing.T) {
 		want     string // reason, "" when accepted
 	}{
 		{"matching", labels.SelectorFromSet(fooBar), nil, withLabels(map[string]string{"foo": "bar", "x": "y"}), ""},
-		{"not matching", labels.SelectorFromSet(fooBar), nil, withLabels(map[string]string{"x": "y"}), ReasonSelectorMismatch},
-		{"nil template", labels.SelectorFromSet(fooBar), nil, nil, ReasonSelectorMismatch},
+		{"not matching", labels.SelectorFromSet(fooBar), nil, withLabels(map[string]string{"x": "y"}), childset.ReasonSelectorMismatch},
+		{"nil template", labels.SelectorFromSet(fooBar), nil, nil, childset.ReasonSelectorMismatch},
 		{"negative selector matches a label-less template", notIn, nil, nil, ""},
-		{"conversion error", nil, assert.AnError, withLabels(fooBar), ReasonSelectorInvalid},
-		{"nil selector", nil, nil, withLabels(fooBar), ReasonSelectorInvalid},
-		{"empty selector", labels.Everything(), nil, withLabels(fooBar), ReasonSelectorInvalid},
+		{"conversion error", nil, assert.AnError, withLabels(fooBar), childset.ReasonSelectorInvalid},
+		{"nil selector", nil, nil, withLabels(fooBar), childset.ReasonSelectorInvalid},
+		{"empty selector", labels.Everything(), nil, withLabels(fooBar), childset.ReasonSelectorInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := checkSpec(tc.selector, tc.selErr, tc.tmpl)

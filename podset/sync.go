@@ -24,11 +24,6 @@ import (
 	"github.com/ctrlkit/ctrlkit/status"
 )
 
-// ReasonSelectorInvalid is the Warning event recorded on an owner whose
-// selector cannot be used; the owner is then left alone until it changes,
-// instead of being retried in a hot loop.
-const ReasonSelectorInvalid = childset.ReasonSelectorInvalid
-
 // Reconcile brings one owner, named by its "namespace/name" key, to its
 // desired pod count and writes its status. It is upstream's syncReplicaSet:
 // the read-your-writes check, the expectations gate read before the pods,

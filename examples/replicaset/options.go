@@ -7,6 +7,7 @@ import (
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
@@ -29,7 +30,7 @@ const (
 
 // ReasonSelectorInvalid is the Warning event reason for an owner whose
 // selector cannot be used.
-const ReasonSelectorInvalid = podset.ReasonSelectorInvalid
+const ReasonSelectorInvalid = childset.ReasonSelectorInvalid
 
 // Option configures a Controller; it is podset's, so every podset option
 // applies. A value that can never be right panics at the With* call; nil

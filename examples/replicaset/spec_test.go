@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/ctrlkit/ctrlkit/podset"
+	"github.com/ctrlkit/ctrlkit/childset"
 )
 
 // lastWrittenStatus returns the last owner object written to the status
@@ -53,10 +53,10 @@ func TestMismatchedTemplateIsRefused(t *testing.T) {
 		assert.Zero(t, e.c.Queue().NumRequeues(key(o)), "no retry loop")
 		e.requireCounts(0, 0, 0)
 		require.NotEmpty(t, e.rec.Events)
-		assert.True(t, strings.HasPrefix(<-e.rec.Events, "Warning "+podset.ReasonSelectorMismatch+" "))
+		assert.True(t, strings.HasPrefix(<-e.rec.Events, "Warning "+childset.ReasonSelectorMismatch+" "))
 		written := lastWrittenStatus(e)
 		require.NotNil(t, written, "the status is written")
-		assert.Equal(t, podset.ReasonSelectorMismatch, k.failureReason(written))
+		assert.Equal(t, childset.ReasonSelectorMismatch, k.failureReason(written))
 	})
 }
 
