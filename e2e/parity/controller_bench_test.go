@@ -30,6 +30,7 @@ import (
 
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/expectations"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // upstreamSyncReplicaSet is upstream's (*ReplicaSetController).syncReplicaSet,
@@ -183,8 +184,8 @@ func newSyncRig(tb testing.TB, ctx context.Context, impl string, rss []*appsv1.R
 		// ratio on a sorted scale-down (its histogram is not registered
 		// here, so only the computation costs); ctrlkit computes it only
 		// for a metrics sink.
-		c, err := ckrs.NewReplicaSetController(ctx, rig.client, podInf, rsInf, ckrs.WithBurstReplicas(benchBurstReplicas),
-			ckrs.WithMetrics(discardMetrics{}))
+		c, err := ckrs.NewReplicaSetController(ctx, rig.client, podInf, rsInf, podset.WithBurstReplicas(benchBurstReplicas),
+			podset.WithMetrics(discardMetrics{}))
 		if err != nil {
 			tb.Fatal(err)
 		}

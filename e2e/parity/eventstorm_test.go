@@ -21,6 +21,7 @@ import (
 	uprs "k8s.io/kubernetes/pkg/controller/replicaset"
 
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // stormShapes: many small owners, and one large one.
@@ -107,8 +108,8 @@ func newStormRig(tb testing.TB, ctx context.Context, impl string, rss []*appsv1.
 		}
 		run = func(ctx context.Context) { c.Run(ctx, stormWorkers) }
 	case "ctrlkit":
-		c, err := ckrs.NewReplicaSetController(ctx, rig.client, podInf, rsInf, ckrs.WithBurstReplicas(benchBurstReplicas),
-			ckrs.WithWorkers(stormWorkers), ckrs.WithMetrics(stormMetrics{rig}))
+		c, err := ckrs.NewReplicaSetController(ctx, rig.client, podInf, rsInf, podset.WithBurstReplicas(benchBurstReplicas),
+			podset.WithWorkers(stormWorkers), podset.WithMetrics(stormMetrics{rig}))
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	ckrs "github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // Upstream's own gate lookup, handed to WithFeatureGates as a caller of
@@ -39,7 +40,7 @@ func TestUpstreamGateLookupServesWithFeatureGates(t *testing.T) {
 	})
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podInf, rsInf := factory.Core().V1().Pods(), factory.Apps().V1().ReplicaSets()
-	c, err := ckrs.NewReplicaSetController(ctx, client, podInf, rsInf, ckrs.WithFeatureGates(func(f string) bool {
+	c, err := ckrs.NewReplicaSetController(ctx, client, podInf, rsInf, podset.WithFeatureGates(func(f string) bool {
 		return utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(f))
 	}))
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
-	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // The identity the example controller ships with: deploy/rbac-*.yaml bind
@@ -104,7 +104,7 @@ func TestFaultAPIServerRestartMidScaleUp(t *testing.T) {
 	labels := map[string]string{"app": "restart"}
 	s.createRS("web", 0, labels)
 	rec := s.recordPods("app=restart")
-	s.runController(kindReplicaSet, replicaset.WithReadYourWritesTTL(guardTTL))
+	s.runController(kindReplicaSet, podset.WithReadYourWritesTTL(guardTTL))
 	s.waitRS("web", time.Minute, "the empty ReplicaSet to be observed", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 0 })
 
 	start := time.Now()

@@ -32,6 +32,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // scenario is one test's slice of the shared control plane: a namespace, a
@@ -222,7 +223,7 @@ func (s *scenario) startController(ctx context.Context, client kubernetes.Interf
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "ctrlkit-e2e"})
-	opts = append([]replicaset.Option{replicaset.WithEventRecorder(recorder)}, opts...)
+	opts = append([]replicaset.Option{podset.WithEventRecorder(recorder)}, opts...)
 
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(s.ns))
 	var (

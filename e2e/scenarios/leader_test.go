@@ -21,6 +21,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/e2e/kubetest"
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // Lease timings for the in-process instances: short, so that a takeover
@@ -171,7 +172,7 @@ func TestFaultLeaderFailover(t *testing.T) {
 
 	// A small burst and slow creates stretch the scale-up over many syncs,
 	// so that plenty of it is left when the lease is lost.
-	opts := []replicaset.Option{replicaset.WithBurstReplicas(10)}
+	opts := []replicaset.Option{podset.WithBurstReplicas(10)}
 	a := s.startInstance("replica-a", opts...)
 	b := s.startInstance("replica-b", opts...)
 	var leader, standby *instance

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/podranking"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // Scenario 1: scaling 0 → 1000 with a burst of 500 creates exactly 1000 pods,
@@ -29,7 +29,7 @@ func TestScaleUpTo1000(t *testing.T) {
 	s := newScenario(t, 10*time.Minute)
 	labels := map[string]string{"app": "scale-up"}
 	s.createRS("web", 0, labels)
-	s.runController(kindReplicaSet, replicaset.WithBurstReplicas(500))
+	s.runController(kindReplicaSet, podset.WithBurstReplicas(500))
 	s.waitRS("web", time.Minute, "the empty ReplicaSet to be observed", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 0 })
 	rec := s.recordPods("app=scale-up")
 
@@ -62,7 +62,7 @@ func TestScaleDownTo100(t *testing.T) {
 	s := newScenario(t, 10*time.Minute)
 	labels := map[string]string{"app": "scale-down"}
 	rs := s.createRS("web", 1000, labels)
-	s.runController(kindReplicaSet, replicaset.WithBurstReplicas(500))
+	s.runController(kindReplicaSet, podset.WithBurstReplicas(500))
 	s.waitRS("web", 5*time.Minute, "1000 replicas", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 1000 })
 
 	pods := activePods(s.listPods("app=scale-down"))
@@ -206,7 +206,7 @@ func TestQuotaFailure(t *testing.T) {
 	syncs := &syncCounter{}
 	// One worker, so syncs of the ReplicaSet cannot overlap and each sync's
 	// calls are bounded separately.
-	s.runController(kindReplicaSet, replicaset.WithWorkers(1), replicaset.WithMetricsProvider(syncs))
+	s.runController(kindReplicaSet, podset.WithWorkers(1), podset.WithMetricsProvider(syncs))
 	s.waitRS("web", time.Minute, "ReplicaFailure with 5 replicas", func(rs *appsv1.ReplicaSet) bool {
 		c := condition(rs.Status.Conditions, appsv1.ReplicaSetReplicaFailure)
 		return rs.Status.Replicas == 5 && c != nil && c.Status == corev1.ConditionTrue && c.Reason == "FailedCreate"
@@ -255,7 +255,7 @@ func TestRestartMidScaleUp(t *testing.T) {
 	// A small burst spreads the scale-up over many syncs, so there is a middle
 	// to interrupt.
 	// No drain: the stop is as abrupt as a crash, in-flight calls are cancelled.
-	stop := s.runController(kindReplicaSet, replicaset.WithBurstReplicas(20), replicaset.WithDrainTimeout(0))
+	stop := s.runController(kindReplicaSet, podset.WithBurstReplicas(20), podset.WithDrainTimeout(0))
 	s.waitRS("web", time.Minute, "the empty ReplicaSet to be observed", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 0 })
 	s.scaleRS("web", 300)
 	s.eventually(time.Minute, "the scale-up to start", func() (bool, string) {
@@ -269,7 +269,7 @@ func TestRestartMidScaleUp(t *testing.T) {
 	t.Logf("controller stopped after %d of 300 pods", atRestart)
 	require.Less(t, atRestart, 300, "the restart must happen mid scale-up")
 
-	s.runController(kindReplicaSet, replicaset.WithBurstReplicas(20))
+	s.runController(kindReplicaSet, podset.WithBurstReplicas(20))
 	s.waitRS("web", 3*time.Minute, "300 replicas", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 300 })
 	h := s.settle(rec, 2*time.Second)
 	assert.Equal(t, 300, h.Created, "pods created across both controllers")
@@ -284,7 +284,7 @@ func TestRecreateSameName(t *testing.T) {
 	s := newScenario(t, 5*time.Minute)
 	labels := map[string]string{"app": "recreate"}
 	rec := s.recordPods("app=recreate")
-	s.runController(kindReplicaSet, replicaset.WithBurstReplicas(10))
+	s.runController(kindReplicaSet, podset.WithBurstReplicas(10))
 	old := s.createRS("web", 100, labels)
 	s.eventually(time.Minute, "the first ReplicaSet's scale-up to start", func() (bool, string) {
 		h := rec.snapshot()
@@ -339,7 +339,7 @@ func TestMinReadySeconds(t *testing.T) {
 func TestManyReplicaSets(t *testing.T) {
 	const sets, size = 100, 20
 	s := newScenario(t, 10*time.Minute)
-	s.runController(kindReplicaSet, replicaset.WithWorkers(5))
+	s.runController(kindReplicaSet, podset.WithWorkers(5))
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, sets)

@@ -65,7 +65,7 @@ func NewReplicaSetController(ctx context.Context, client kubernetes.Interface, p
 // NewReplicationManager returns a controller for core/v1
 // ReplicationControllers, running the same core as NewReplicaSetController.
 // As upstream's ReplicationManager, it has no read-your-writes guard unless
-// WithReadYourWrites(true) is given, and never writes terminatingReplicas.
+// podset.WithReadYourWrites(true) is given, and never writes terminatingReplicas.
 func NewReplicationManager(ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, rcInformer coreinformers.ReplicationControllerInformer, opts ...Option) (*Controller, error) {
 	kind, err := NewReplicationControllerKind(client, rcInformer)
 	if err != nil {

@@ -18,5 +18,5 @@
 // event handlers and indexes), start the factory, then call Run. Cancelling
 // Run's context stops at once; Drain stops after syncing what is queued (see
 // podset.Controller.Run). Every podset option applies, including
-// WithFeatureGates with upstream's gate names.
+// podset.WithFeatureGates with upstream's gate names.
 package replicaset

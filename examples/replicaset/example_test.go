@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -83,7 +84,7 @@ func ExampleNewReplicaSetController() {
 	runOnSimulatedCluster(
 		func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (*replicaset.Controller, error) {
 			return replicaset.NewReplicaSetController(ctx, client, f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(),
-				replicaset.WithWorkers(2), replicaset.WithBurstReplicas(100))
+				podset.WithWorkers(2), podset.WithBurstReplicas(100))
 		},
 		func(ctx context.Context, client kubernetes.Interface) error {
 			_, err := client.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{

@@ -176,7 +176,7 @@ func newEnv(t *testing.T, k testKind, objects []runtime.Object, opts ...Option) 
 	}
 	pc := &podcontrol.FakePodControl{}
 	rec := record.NewFakeRecorder(100)
-	all := append([]Option{WithPodControl(pc), WithEventRecorder(rec)}, opts...)
+	all := append([]Option{podset.WithPodControl(pc), podset.WithEventRecorder(rec)}, opts...)
 	c, err := k.build(ctx, client, f, all...)
 	require.NoError(t, err)
 	return &env{t: t, kind: k, ctx: ctx, client: client, inf: f, pc: pc, c: c, rec: rec}

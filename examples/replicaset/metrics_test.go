@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/stretchr/testify/assert"
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 )
@@ -66,7 +67,7 @@ func TestMetricsProviderGetsTheQueueName(t *testing.T) {
 	cases := map[string]string{rsKind.name: "replicaset", rcKind.name: "replicationmanager"}
 	forBothKinds(t, func(t *testing.T, k testKind) {
 		p := &namesProvider{}
-		e := newEnv(t, k, nil, WithMetricsProvider(p))
+		e := newEnv(t, k, nil, podset.WithMetricsProvider(p))
 		e.c.Queue().Add("default/x")
 		p.mu.Lock()
 		defer p.mu.Unlock()

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -36,7 +37,7 @@ func TestRunAgainstSimulatedCluster(t *testing.T) {
 			go func() { defer close(simDone); _ = cluster.Run(ctx) }()
 			client := cluster.Client()
 			f := informers.NewSharedInformerFactory(client, 0)
-			c, err := k.build(ctx, client, f, WithWorkers(2))
+			c, err := k.build(ctx, client, f, podset.WithWorkers(2))
 			require.NoError(t, err)
 			f.Start(ctx.Done())
 			runDone := make(chan error, 1)
@@ -137,15 +138,15 @@ func TestConstructorOptionsMisuse(t *testing.T) {
 	pods := f.Core().V1().Pods()
 	// Options with impossible values panic at the call, naming themselves.
 	for name, build := range map[string]func(){
-		"WithBurstReplicas": func() { WithBurstReplicas(0) }, "WithWorkers": func() { WithWorkers(-1) },
-		"WithDrainTimeout": func() { WithDrainTimeout(-1) }, "WithWriteTimeout": func() { WithWriteTimeout(0) },
+		"WithBurstReplicas": func() { podset.WithBurstReplicas(0) }, "WithWorkers": func() { podset.WithWorkers(-1) },
+		"WithDrainTimeout": func() { podset.WithDrainTimeout(-1) }, "WithWriteTimeout": func() { podset.WithWriteTimeout(0) },
 	} {
 		assert.Contains(t, panicValue(build), "podset: "+name+": ", name)
 	}
 	// Nil hooks keep the defaults: the constructor succeeds.
 	for name, opt := range map[string]Option{
-		"recorder": WithEventRecorder(nil), "metrics": WithMetricsProvider(nil), "pod control": WithPodControl(nil),
-		"reporter": WithScaleDownReporter(nil), "gates": WithFeatureGates(nil), "nil option": nil,
+		"recorder": podset.WithEventRecorder(nil), "metrics": podset.WithMetricsProvider(nil), "pod control": podset.WithPodControl(nil),
+		"reporter": podset.WithScaleDownReporter(nil), "gates": podset.WithFeatureGates(nil), "nil option": nil,
 	} {
 		c, err := NewReplicaSetController(ctx, client, pods, f.Apps().V1().ReplicaSets(), opt)
 		require.NoError(t, err, name)
@@ -172,7 +173,7 @@ func TestRunReturnsWhenCachesNeverSync(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewSimpleClientset()
 	f := informers.NewSharedInformerFactory(client, 0)
-	c, err := NewReplicaSetController(ctx, client, f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), WithDrainTimeout(0))
+	c, err := NewReplicaSetController(ctx, client, f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), podset.WithDrainTimeout(0))
 	require.NoError(t, err)
 	c.Queue().Add("default/x") // never handed out: no worker runs
 	ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)

@@ -3,6 +3,7 @@ package replicaset
 import (
 	"testing"
 
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -99,7 +100,7 @@ func TestSharedScenarios(t *testing.T) {
 		}},
 		{"burst caps one sync", func(t *testing.T, k testKind) {
 			o := k.newOwner(10, fooBar)
-			e := newEnvWithOwner(t, k, o, WithBurstReplicas(4))
+			e := newEnvWithOwner(t, k, o, podset.WithBurstReplicas(4))
 			require.NoError(t, e.sync(o))
 			e.requireCounts(4, 0, 0)
 			e.requireAsleep(o, 4, 0)

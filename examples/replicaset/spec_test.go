@@ -71,10 +71,10 @@ func TestEmptySelectorAdoptsNothing(t *testing.T) {
 	require.NoError(t, e.sync(rs))
 	e.requireCounts(0, 0, 0)
 	require.NotEmpty(t, e.rec.Events)
-	assert.True(t, strings.HasPrefix(<-e.rec.Events, "Warning "+ReasonSelectorInvalid+" "))
+	assert.True(t, strings.HasPrefix(<-e.rec.Events, "Warning "+childset.ReasonSelectorInvalid+" "))
 	written := lastWrittenStatus(e)
 	require.NotNil(t, written)
-	assert.Equal(t, ReasonSelectorInvalid, rsKind.failureReason(written))
+	assert.Equal(t, childset.ReasonSelectorInvalid, rsKind.failureReason(written))
 	// Orphans wake no owner with an empty selector.
 	e.c.OnPodAdd(newPod("another", rs, rsKind, v1.PodRunning, map[string]string{"app": "other"}, false))
 	assert.Empty(t, queued(e.c))

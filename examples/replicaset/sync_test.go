@@ -21,7 +21,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/podranking"
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
@@ -162,7 +164,7 @@ func TestBurstReplicas(t *testing.T) {
 
 func runBurst(t *testing.T, k testKind, burst, replicas int) {
 	o := k.newOwner(int32(replicas), fooBar)
-	e := newEnvWithOwner(t, k, o, WithBurstReplicas(burst))
+	e := newEnvWithOwner(t, k, o, podset.WithBurstReplicas(burst))
 	expKey := e.expKey(o)
 	var pods []*v1.Pod
 	// Scale up, then down to 0 and, to cover deletions, from 2× back.
@@ -509,7 +511,7 @@ func TestBadInput(t *testing.T) {
 		assert.Equal(t, 0, e.c.Queue().NumRequeues(key(o)), "no hot-loop requeue")
 		e.requireCounts(0, 0, 0)
 		require.Len(t, e.rec.Events, 1)
-		assert.True(t, strings.HasPrefix(<-e.rec.Events, "Warning "+ReasonSelectorInvalid))
+		assert.True(t, strings.HasPrefix(<-e.rec.Events, "Warning "+childset.ReasonSelectorInvalid))
 	})
 	t.Run("ReplicationController with an invalid selector value", func(t *testing.T) {
 		o := rcKind.newOwner(2, map[string]string{"foo": "not a valid value!"})
@@ -625,7 +627,7 @@ func TestMinReadySecondsRequeue(t *testing.T) {
 		case *v1.ReplicationController:
 			x.Spec.MinReadySeconds = 10
 		}
-		e := newEnvWithOwner(t, k, o, WithClock(clk))
+		e := newEnvWithOwner(t, k, o, podset.WithClock(clk))
 		pod := newPod("pod", o, k, v1.PodRunning, fooBar, true)
 		pod.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-3 * time.Second))
 		e.addPods(pod)
@@ -652,7 +654,7 @@ func TestPodBecomingReadyRequeuesAfterMinReadySeconds(t *testing.T) {
 		case *v1.ReplicationController:
 			x.Spec.MinReadySeconds = 5
 		}
-		e := newEnvWithOwner(t, k, o, WithClock(clk))
+		e := newEnvWithOwner(t, k, o, podset.WithClock(clk))
 		notReady := newPod("pod", o, k, v1.PodPending, fooBar, true)
 		ready := newPod("pod", o, k, v1.PodRunning, fooBar, true)
 		ready.UID, ready.ResourceVersion = notReady.UID, "2"

@@ -95,7 +95,7 @@ func heapChild(impl string) int {
 		c := uprs.NewReplicaSetController(ctx, rsInf, podInf, client, burstReplicas)
 		run = func(ctx context.Context) { c.Run(ctx, workers) }
 	case "ctrlkit":
-		c, err := ckrs.NewReplicaSetController(ctx, client, podInf, rsInf, ckrs.WithBurstReplicas(burstReplicas), ckrs.WithWorkers(workers))
+		c, err := ckrs.NewReplicaSetController(ctx, client, podInf, rsInf, podset.WithBurstReplicas(burstReplicas), podset.WithWorkers(workers))
 		if err != nil {
 			return fail(err)
 		}

@@ -170,13 +170,13 @@ func newController(b *testing.B, ctx context.Context, impl string, guard bool, c
 	switch impl {
 	case "ctrlkit":
 		gates := func(f string) bool {
-			if f == ckrs.StaleControllerConsistencyReplicaSet {
+			if f == podset.StaleControllerConsistencyReplicaSet {
 				return guard
 			}
 			return podset.DefaultFeatureGates(f)
 		}
 		c, err := ckrs.NewReplicaSetController(ctx, client, podInf, rsInf,
-			ckrs.WithBurstReplicas(burstReplicas), ckrs.WithWorkers(workers), ckrs.WithFeatureGates(gates))
+			podset.WithBurstReplicas(burstReplicas), podset.WithWorkers(workers), podset.WithFeatureGates(gates))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/shard"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
@@ -58,15 +58,15 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; without it and outside a cluster (KUBERNETES_SERVICE_HOST unset), a simulated cluster is used")
 	fs.StringVar(&o.kind, "kind", kindReplicaSet, "owner kind to manage: replicaset or replicationcontroller")
 	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all namespaces)")
-	fs.IntVar(&o.workers, "workers", replicaset.DefaultWorkers, "owners synced concurrently")
-	fs.IntVar(&o.burst, "burst-replicas", replicaset.DefaultBurstReplicas, "maximum pods created or deleted in one sync")
+	fs.IntVar(&o.workers, "workers", podset.DefaultWorkers, "owners synced concurrently")
+	fs.IntVar(&o.burst, "burst-replicas", podset.DefaultBurstReplicas, "maximum pods created or deleted in one sync")
 	fs.Float64Var(&o.qps, "kube-api-qps", 20, "steady queries per second to the API server")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 30, "burst of queries to the API server")
 	fs.DurationVar(&o.requestTimeout, "kube-api-timeout", 30*time.Second, "timeout of each API request (writes, reads, events, leader election); the informers' watches are exempt")
 	fs.StringVar(&o.healthAddr, "health-addr", "127.0.0.1:8081", "address serving /healthz and /readyz only (empty disables)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8080", "address serving /metrics only; loopback by default, as metrics need not be open to whoever reaches the pod (empty disables)")
 	fs.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles under /debug/pprof/ on --metrics-addr")
-	fs.DurationVar(&o.drainTimeout, "drain-timeout", replicaset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
+	fs.DurationVar(&o.drainTimeout, "drain-timeout", podset.DefaultDrainTimeout, "how long a shutdown keeps syncing queued owners")
 	fs.BoolVar(&o.lease.enabled, "leader-elect", false, "run only while holding a coordination.k8s.io Lease")
 	fs.StringVar(&o.lease.namespace, "leader-elect-resource-namespace", defaultLeaseNamespace(), "namespace of the Lease")
 	fs.StringVar(&o.lease.name, "leader-elect-resource-name", "ctrlkit-replicaset-controller", "name of the Lease")

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // serve runs the controller (under a lease when asked) until drain is closed
@@ -31,12 +32,12 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 	recorder, stopRecording := startEventRecorder(ctx, client, o.kind, metrics)
 	defer stopRecording()
 	opts := append([]replicaset.Option{
-		replicaset.WithEventRecorder(recorder),
-		replicaset.WithMetrics(metrics),
-		replicaset.WithMetricsProvider(metrics.queue),
-		replicaset.WithWorkers(o.workers),
-		replicaset.WithBurstReplicas(o.burst),
-		replicaset.WithDrainTimeout(o.drainTimeout),
+		podset.WithEventRecorder(recorder),
+		podset.WithMetrics(metrics),
+		podset.WithMetricsProvider(metrics.queue),
+		podset.WithWorkers(o.workers),
+		podset.WithBurstReplicas(o.burst),
+		podset.WithDrainTimeout(o.drainTimeout),
 	}, extra...)
 	// With --shard-ring the ring runner builds a controller per share
 	// (sharded.go); otherwise one controller manages everything.

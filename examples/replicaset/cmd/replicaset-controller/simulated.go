@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/examples/replicaset/cmd/replicaset-controller/internal/demo"
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -19,7 +20,7 @@ import (
 // decisions the controller reported.
 type demoResult struct {
 	demo.Result
-	decisions []replicaset.ScaleDownDecision
+	decisions []podset.ScaleDownDecision
 }
 
 // demoKind is the demo's owner kind for --kind.
@@ -52,9 +53,9 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 
 	var (
 		mu        sync.Mutex
-		decisions []replicaset.ScaleDownDecision
+		decisions []podset.ScaleDownDecision
 	)
-	report := replicaset.WithScaleDownReporter(func(d replicaset.ScaleDownDecision) {
+	report := podset.WithScaleDownReporter(func(d podset.ScaleDownDecision) {
 		mu.Lock()
 		decisions = append(decisions, d)
 		mu.Unlock()

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/podranking"
+	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -202,7 +202,7 @@ func waitSettled(ctx context.Context, p *Printer, w workload) (Progress, error) 
 
 // Decision prints a scale-down: up to a few explained choices, then a
 // tally of the rules behind the rest.
-func (p *Printer) Decision(d replicaset.ScaleDownDecision) {
+func (p *Printer) Decision(d podset.ScaleDownDecision) {
 	const shown = 6
 	p.Printf("  scale-down of %s %s/%s: deleting %d of %d pods", d.Kind, d.Namespace, d.Name, len(d.Chosen), d.Candidates)
 	if len(d.Reasons) == 0 {
