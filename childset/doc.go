@@ -43,7 +43,7 @@
 // out to a new template: the template is recorded as a ControllerRevision
 // (package history; a rollback reuses its earlier revision, idle ones are
 // pruned to the history limit), each child carries its revision's hash
-// label, and PlanRollout paces the replacement within maxSurge,
+// label, and each sync paces the replacement within maxSurge,
 // maxUnavailable and a partition; indexed children are replaced in place,
 // highest index first. Status gains the revision fields. A Spec that does
 // not, or an owner whose RollingUpdate says false, is synced as before.

@@ -36,8 +36,9 @@ type RollingUpdate struct {
 	// number, rounded down, at most 100%. Nil means DefaultMaxUnavailable.
 	// MaxSurge and MaxUnavailable may not both be given as zero.
 	MaxUnavailable *intstr.IntOrString
-	// Partition is how many children stay at the current revision (see
-	// PlanRollout); 0 updates them all. It may not be negative.
+	// Partition is how many children stay at the current revision, those
+	// of the lowest indices in indexed mode; 0 updates them all. It may
+	// not be negative.
 	Partition int32
 }
 

@@ -21,7 +21,7 @@ import (
 // When RollingUpdate reports true, each sync records the template in the
 // update revision, creates missing children at it (or, within the
 // partition, at the current revision), and replaces the children of older
-// revisions within the bounds, through PlanRollout: interchangeable
+// revisions within the bounds, through planRollout: interchangeable
 // children are surged and removed (old revisions first), indexed ones are
 // replaced in place of their index, highest first. Children count as
 // available through the Kind's Ready, MinReadySpec and ReadySinceKind, as
@@ -100,11 +100,11 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 	return ro, nil
 }
 
-// manageRollout performs one pass of PlanRollout over every child of the
+// manageRollout performs one pass of planRollout over every child of the
 // owner, those being deleted included.
 func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, children []C) (Result, error) {
 	ordered := r.inDeletionOrder(children, len(children))
-	plan := PlanRollout(r.rolloutState(owner, ro, ordered))
+	plan := planRollout(r.rolloutState(owner, ro, ordered))
 	victims := make([]C, len(plan.Delete))
 	for i, at := range plan.Delete {
 		victims[i] = ordered[at]
@@ -115,16 +115,16 @@ func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollo
 	return Result{}, r.rollInterchangeable(ctx, owner, ro, ref, expKey, plan, victims)
 }
 
-func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C) RolloutState {
+func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C) rolloutInput {
 	avail := r.availabilityOf(owner)
 	updated := revisionHash(ro.update)
-	s := RolloutState{
+	s := rolloutInput{
 		Replicas: r.spec.Replicas(owner), Bounds: ro.bounds, Partition: ro.settings.Partition,
 		Indexed: r.cfg.indexed, Burst: r.cfg.burst,
-		Children: make([]RolloutChild, len(ordered)),
+		Children: make([]rolloutChild, len(ordered)),
 	}
 	for i, c := range ordered {
-		s.Children[i] = RolloutChild{
+		s.Children[i] = rolloutChild{
 			Index:     r.indexOf(owner, c),
 			Updated:   childHash(c) == updated,
 			Available: avail.available(c),
@@ -145,9 +145,9 @@ func (r *Reconciler[O, C]) indexOf(owner O, c C) int {
 }
 
 // rollInterchangeable deletes the plan's victims and creates its children
-// in one pass: PlanRollout keeps the bounds whichever completes first. The
+// in one pass: planRollout keeps the bounds whichever completes first. The
 // deletions are expected by key and the creations by count in one record.
-func (r *Reconciler[O, C]) rollInterchangeable(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan RolloutPlan, victims []C) error {
+func (r *Reconciler[O, C]) rollInterchangeable(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan rolloutPlan, victims []C) error {
 	fresh, err := r.rolloutChildren(ro, plan.CreateCurrent, plan.CreateUpdated)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (r *Reconciler[O, C]) rolloutChildren(ro *rollout[C], current, updated int)
 // does not control is skipped with an event and a retry; one held by a
 // child of the owner holding no index is skipped silently, as it is about
 // to be deleted.
-func (r *Reconciler[O, C]) rollIndexed(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan RolloutPlan, victims []C) (Result, error) {
+func (r *Reconciler[O, C]) rollIndexed(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan rolloutPlan, victims []C) (Result, error) {
 	var res Result
 	var fresh []C
 	add := func(indices []int, template C, rev *appsv1.ControllerRevision) error {

@@ -6,8 +6,8 @@ import (
 	"slices"
 )
 
-// RolloutChild is what PlanRollout knows of one child.
-type RolloutChild struct {
+// rolloutChild is what planRollout knows of one child.
+type rolloutChild struct {
 	// Index is the child's index in indexed mode (see IndexLabel), -1
 	// when it has none; interchangeable mode ignores it.
 	Index int
@@ -23,10 +23,10 @@ type RolloutChild struct {
 	Deleting bool
 }
 
-// RolloutState is the input of PlanRollout: an owner's wanted number of
+// rolloutInput is the input of planRollout: an owner's wanted number of
 // children, its resolved bounds and partition, and every child it has,
 // those being deleted included.
-type RolloutState struct {
+type rolloutInput struct {
 	Replicas  int32
 	Bounds    RolloutBounds
 	Partition int32
@@ -38,13 +38,13 @@ type RolloutState struct {
 	// children otherwise alike is deleted first, so pass them sorted by
 	// the deletion order (DefaultOrder or yours). Indexed mode orders by
 	// index and uses this order only between children of one index.
-	Children []RolloutChild
+	Children []rolloutChild
 }
 
-// RolloutPlan is what one pass does. Deletions and creations may both be
+// rolloutPlan is what one pass does. Deletions and creations may both be
 // asked for at once; together they keep the bounds whichever completes
 // first.
-type RolloutPlan struct {
+type rolloutPlan struct {
 	// CreateUpdated and CreateCurrent are the children to create at the
 	// update revision and at the current (old) revision, in
 	// interchangeable mode.
@@ -52,19 +52,19 @@ type RolloutPlan struct {
 	// CreateUpdatedIndices and CreateCurrentIndices are the indices to
 	// create at either revision, in indexed mode, lowest first.
 	CreateUpdatedIndices, CreateCurrentIndices []int
-	// Delete holds positions in RolloutState.Children, in the order to
+	// Delete holds positions in rolloutInput.Children, in the order to
 	// delete them.
 	Delete []int
 }
 
 // Empty reports that the pass does nothing: the rollout is complete, or
 // it waits for children to become available or to go away.
-func (p RolloutPlan) Empty() bool {
+func (p rolloutPlan) Empty() bool {
 	return p.CreateUpdated == 0 && p.CreateCurrent == 0 &&
 		len(p.CreateUpdatedIndices) == 0 && len(p.CreateCurrentIndices) == 0 && len(p.Delete) == 0
 }
 
-// PlanRollout decides one pass of a rolling update (a scale up or down
+// planRollout decides one pass of a rolling update (a scale up or down
 // included). It is pure: the caller performs the plan, waits until its
 // informer shows the result (expectations), and plans again.
 //
@@ -103,7 +103,7 @@ func (p RolloutPlan) Empty() bool {
 // ever start. Unlike StatefulSet, unavailable old children are replaced
 // whatever the budget, so a broken revision never blocks the update that
 // fixes it.
-func PlanRollout(s RolloutState) RolloutPlan {
+func planRollout(s rolloutInput) rolloutPlan {
 	b := newRolloutBudget(s)
 	if s.Indexed {
 		return planIndexed(s.Children, b)
@@ -120,7 +120,7 @@ type rolloutBudget struct {
 	burst    int
 }
 
-func newRolloutBudget(s RolloutState) rolloutBudget {
+func newRolloutBudget(s rolloutInput) rolloutBudget {
 	replicas := max(int(s.Replicas), 0)
 	surge := max(int(s.Bounds.MaxSurge), 0)
 	unavailable := max(int(s.Bounds.MaxUnavailable), 0)
@@ -146,11 +146,11 @@ func newRolloutBudget(s RolloutState) rolloutBudget {
 	}
 }
 
-func isAvailable(c RolloutChild) bool { return c.Available && !c.Deleting }
+func isAvailable(c rolloutChild) bool { return c.Available && !c.Deleting }
 
 // planInterchangeable aims at keep old children (fewer if there are fewer
 // and no free slot to create one in) and the rest updated.
-func planInterchangeable(children []RolloutChild, b rolloutBudget) RolloutPlan {
+func planInterchangeable(children []rolloutChild, b rolloutBudget) rolloutPlan {
 	var old, updated []int
 	for i, c := range children {
 		switch {
@@ -165,7 +165,7 @@ func planInterchangeable(children []RolloutChild, b rolloutBudget) RolloutPlan {
 	wantOld := min(b.keep, len(old)+free)
 	wantUpdated := b.replicas - wantOld
 
-	var p RolloutPlan
+	var p rolloutPlan
 	p.CreateCurrent = min(max(wantOld-len(old), 0), b.room)
 	p.CreateUpdated = min(max(wantUpdated-len(updated), 0), b.room-p.CreateCurrent)
 	unavailableFirst(children, old)
@@ -177,7 +177,7 @@ func planInterchangeable(children []RolloutChild, b rolloutBudget) RolloutPlan {
 
 // planIndexed keeps one child per wanted index and replaces the old ones
 // at or above the partition.
-func planIndexed(children []RolloutChild, b rolloutBudget) RolloutPlan {
+func planIndexed(children []rolloutChild, b rolloutBudget) rolloutPlan {
 	holders, unwanted := indexHolders(children, b.replicas)
 	var replace []int
 	for index, i := range holders {
@@ -198,7 +198,7 @@ func planIndexed(children []RolloutChild, b rolloutBudget) RolloutPlan {
 	unavailableFirst(children, unwanted)
 	unavailableFirst(children, replace)
 
-	var p RolloutPlan
+	var p rolloutPlan
 	p.Delete = pickDeletions(children, slices.Concat(unwanted, replace), b)
 	for index := 0; index < b.replicas && len(p.CreateUpdatedIndices)+len(p.CreateCurrentIndices) < b.room; index++ {
 		if _, held := holders[index]; held {
@@ -217,7 +217,7 @@ func planIndexed(children []RolloutChild, b rolloutBudget) RolloutPlan {
 // the live children holding none: no index, one beyond the wanted ones, or
 // an index another child holds better (live before being deleted, then
 // available, then updated, then first given).
-func indexHolders(children []RolloutChild, replicas int) (map[int]int, []int) {
+func indexHolders(children []rolloutChild, replicas int) (map[int]int, []int) {
 	holders := make(map[int]int)
 	var unwanted []int
 	for i, c := range children {
@@ -238,8 +238,8 @@ func indexHolders(children []RolloutChild, replicas int) (map[int]int, []int) {
 	return holders, slices.DeleteFunc(unwanted, func(i int) bool { return children[i].Deleting })
 }
 
-func holdsBetter(a, b RolloutChild) bool {
-	rank := func(c RolloutChild) [3]bool { return [3]bool{!c.Deleting, isAvailable(c), c.Updated} }
+func holdsBetter(a, b rolloutChild) bool {
+	rank := func(c rolloutChild) [3]bool { return [3]bool{!c.Deleting, isAvailable(c), c.Updated} }
 	ra, rb := rank(a), rank(b)
 	for k := range ra {
 		if ra[k] != rb[k] {
@@ -251,7 +251,7 @@ func holdsBetter(a, b RolloutChild) bool {
 
 // unavailableFirst stably moves the unavailable children of positions to
 // the front.
-func unavailableFirst(children []RolloutChild, positions []int) {
+func unavailableFirst(children []rolloutChild, positions []int) {
 	slices.SortStableFunc(positions, func(i, j int) int {
 		ai, aj := isAvailable(children[i]), isAvailable(children[j])
 		switch {
@@ -268,7 +268,7 @@ func unavailableFirst(children []RolloutChild, positions []int) {
 // pickDeletions walks victims in order and keeps each unavailable one,
 // which costs no availability, and available ones while the margin
 // lasts, up to the burst.
-func pickDeletions(children []RolloutChild, victims []int, b rolloutBudget) []int {
+func pickDeletions(children []rolloutChild, victims []int, b rolloutBudget) []int {
 	var out []int
 	margin := b.margin
 	for _, i := range victims {

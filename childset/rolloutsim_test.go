@@ -1,4 +1,4 @@
-package childset_test
+package childset
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	"github.com/ctrlkit/ctrlkit/childset"
 )
 
 // The rollout property: whole rollouts over random replicas, bounds,
@@ -44,15 +42,15 @@ func TestPlanRolloutSimulated(t *testing.T) {
 
 // simChild is a child of the simulated cluster.
 type simChild struct {
-	childset.RolloutChild
+	rolloutChild
 	id int
 }
 
 type rolloutSim struct {
 	t       *testing.T
 	r       *rand.Rand
-	state   childset.RolloutState // Children is rebuilt before each pass
-	update  childset.RollingUpdate
+	state   rolloutInput // Children is rebuilt before each pass
+	update  RollingUpdate
 	unavail int // the availability bound the planner keeps (1 at least when indexed)
 	keep    int // min(partition, replicas)
 
@@ -73,12 +71,12 @@ func newRolloutSim(t *testing.T, r *rand.Rand, indexed bool) *rolloutSim {
 		replicas = int32(r.IntN(60))
 	}
 	for {
-		s.update = childset.RollingUpdate{MaxSurge: randFencepost(r), MaxUnavailable: randFencepost(r), Partition: int32(r.IntN(int(replicas) + 3))}
+		s.update = RollingUpdate{MaxSurge: randFencepost(r), MaxUnavailable: randFencepost(r), Partition: int32(r.IntN(int(replicas) + 3))}
 		if r.IntN(3) == 0 {
 			s.update.Partition = 0
 		}
 		if b, err := s.update.Bounds(replicas); err == nil {
-			s.state = childset.RolloutState{Replicas: replicas, Bounds: b, Partition: s.update.Partition, Indexed: indexed}
+			s.state = rolloutInput{Replicas: replicas, Bounds: b, Partition: s.update.Partition, Indexed: indexed}
 			break
 		}
 	}
@@ -118,7 +116,7 @@ func (s *rolloutSim) seed(r *rand.Rand) {
 	indices := r.Perm(replicas + 3)
 	n := r.IntN(replicas + 4)
 	for i := range n {
-		c := childset.RolloutChild{Index: -1, Updated: r.IntN(5) == 0, Available: r.IntN(5) != 0, Deleting: r.IntN(10) == 0}
+		c := rolloutChild{Index: -1, Updated: r.IntN(5) == 0, Available: r.IntN(5) != 0, Deleting: r.IntN(10) == 0}
 		if s.state.Indexed && i < len(indices) && r.IntN(12) != 0 {
 			c.Index = indices[i]
 		}
@@ -126,8 +124,8 @@ func (s *rolloutSim) seed(r *rand.Rand) {
 	}
 }
 
-func (s *rolloutSim) add(c childset.RolloutChild) {
-	s.children = append(s.children, simChild{RolloutChild: c, id: s.nextID})
+func (s *rolloutSim) add(c rolloutChild) {
+	s.children = append(s.children, simChild{rolloutChild: c, id: s.nextID})
 	s.nextID++
 }
 
@@ -156,25 +154,25 @@ func (s *rolloutSim) run() int {
 func (s *rolloutSim) pass(step int) bool {
 	s.state.Children = s.state.Children[:0]
 	for _, c := range s.children {
-		s.state.Children = append(s.state.Children, c.RolloutChild)
+		s.state.Children = append(s.state.Children, c.rolloutChild)
 	}
-	plan := childset.PlanRollout(s.state)
+	plan := planRollout(s.state)
 	s.log = append(s.log, fmt.Sprintf("step %d: %s -> %+v", step, s.summary(), plan))
 	s.checkPlan(plan)
 	for _, i := range plan.Delete {
 		s.children[i].Deleting = true
 	}
 	for range plan.CreateUpdated {
-		s.add(childset.RolloutChild{Index: -1, Updated: true})
+		s.add(rolloutChild{Index: -1, Updated: true})
 	}
 	for range plan.CreateCurrent {
-		s.add(childset.RolloutChild{Index: -1})
+		s.add(rolloutChild{Index: -1})
 	}
 	for _, i := range plan.CreateUpdatedIndices {
-		s.add(childset.RolloutChild{Index: i, Updated: true})
+		s.add(rolloutChild{Index: i, Updated: true})
 	}
 	for _, i := range plan.CreateCurrentIndices {
-		s.add(childset.RolloutChild{Index: i})
+		s.add(rolloutChild{Index: i})
 	}
 	s.check(fmt.Sprintf("after the pass of step %d", step))
 	return plan.Empty()
@@ -183,7 +181,7 @@ func (s *rolloutSim) pass(step int) bool {
 // checkPlan checks what a plan may ask: deletions of distinct live
 // children, never a kept low index; creations only of free wanted
 // indices, at the revision the partition gives them.
-func (s *rolloutSim) checkPlan(p childset.RolloutPlan) {
+func (s *rolloutSim) checkPlan(p rolloutPlan) {
 	seen := map[int]bool{}
 	for _, i := range p.Delete {
 		switch {

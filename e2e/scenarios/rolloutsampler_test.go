@@ -176,7 +176,7 @@ func (s *rolloutSampler) record(obj any, src eventSource, deleted bool) {
 
 // readOwner fills the owner's bounds in ev, as the controller resolves
 // them; in indexed mode maxUnavailable counts as at least 1 (see
-// childset.PlanRollout: an index is replaced in place, so it must be
+// childset's indexed rollouts: an index is replaced in place, so it must be
 // unavailable for a moment).
 func (s *rolloutSampler) readOwner(u *unstructured.Unstructured, ev *rolloutEvent) string {
 	replicas, err := childset.NestedReplicas(u.Object, 1, "spec", "replicas")

@@ -60,7 +60,7 @@ type Strategy struct {
 
 // RollingUpdate replaces pods in place of their index, highest first,
 // keeping the indices below partition at the current revision. An index
-// has one name, so maxSurge adds no pods (see childset.PlanRollout); nil
+// has one name, so maxSurge adds no pods (see childset.RollingUpdate); nil
 // bounds mean 25%.
 type RollingUpdate struct {
 	MaxSurge       *intstr.IntOrString `json:"maxSurge,omitempty"`
