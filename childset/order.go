@@ -76,9 +76,10 @@ func (a *deletionKey) compare(b *deletionKey) int {
 // of them when k >= len(children)), as a stable sort by the Reconciler's
 // order would leave them. The default order is total once the input
 // position breaks ties, so any exact selection of its keys gives that
-// answer: the k first are kept in a bounded heap, n log k instead of a
-// sort's n log n, then sorted. A WithDeletionOrder order is the caller's
-// function and is sorted stably as given.
+// answer: the first k are chosen with a bounded heap over the keys, in
+// place (n log k instead of a sort's n log n), then sorted. A
+// WithDeletionOrder order is the caller's function and is sorted stably as
+// given.
 func (r *Reconciler[O, C]) inDeletionOrder(children []C, k int) []C {
 	k = max(0, min(k, len(children)))
 	if r.order != nil {
@@ -86,19 +87,23 @@ func (r *Reconciler[O, C]) inDeletionOrder(children []C, k int) []C {
 		slices.SortStableFunc(out, r.order)
 		return out[:k:k]
 	}
-	keys := make(deletionKeys, 0, k)
+	keys := make(deletionKeys, len(children))
 	for i, c := range children {
-		key := deletionKeyOf(c, r.kind.Ready, i)
-		switch {
-		case len(keys) < k:
-			heap.Push(&keys, key)
-		case k > 0 && key.compare(&keys[0]) < 0:
-			keys[0] = key
-			heap.Fix(&keys, 0)
+		keys[i] = deletionKeyOf(c, r.kind.Ready, i)
+	}
+	if k > 0 && k < len(keys) {
+		first := keys[:k]
+		heap.Init(&first)
+		for i := k; i < len(keys); i++ {
+			if keys[i].compare(&first[0]) < 0 {
+				first[0] = keys[i]
+				heap.Fix(&first, 0)
+			}
 		}
 	}
+	keys = keys[:k]
 	slices.SortFunc(keys, func(a, b deletionKey) int { return a.compare(&b) })
-	out := make([]C, len(keys))
+	out := make([]C, k)
 	for i := range keys {
 		out[i] = children[keys[i].pos]
 	}
@@ -106,7 +111,8 @@ func (r *Reconciler[O, C]) inDeletionOrder(children []C, k int) []C {
 }
 
 // deletionKeys is a max-heap of keys: its root is the last in deletion
-// order, the first to give way to a key that goes before it.
+// order, the first to give way to a key that goes before it. The heap is
+// only built and fixed in place; Push and Pop complete heap.Interface.
 type deletionKeys []deletionKey
 
 func (h deletionKeys) Len() int           { return len(h) }
