@@ -27,7 +27,7 @@ func DefaultOrder[C Object](ready func(C) bool) Order[C] {
 		panic("childset: DefaultOrder: nil ready function")
 	}
 	return func(a, b C) int {
-		ka, kb := deletionKeyOf(a, ready, 0), deletionKeyOf(b, ready, 0)
+		ka, kb := deletionKeyOf(a, ready(a), 0), deletionKeyOf(b, ready(b), 0)
 		return ka.compare(&kb)
 	}
 }
@@ -46,8 +46,8 @@ type deletionKey struct {
 	pos int
 }
 
-func deletionKeyOf[C Object](c C, ready func(C) bool, pos int) deletionKey {
-	return deletionKey{notReady: !ready(c), cost: cost(c), created: c.GetCreationTimestamp().Time,
+func deletionKeyOf[C Object](c C, ready bool, pos int) deletionKey {
+	return deletionKey{notReady: !ready, cost: cost(c), created: c.GetCreationTimestamp().Time,
 		uid: string(c.GetUID()), pos: pos}
 }
 
@@ -80,7 +80,9 @@ func (a *deletionKey) compare(b *deletionKey) int {
 // place (n log k instead of a sort's n log n), then sorted. A
 // WithDeletionOrder order is the caller's function and is sorted stably as
 // given.
-func (r *Reconciler[O, C]) inDeletionOrder(children []C, k int) []C {
+//
+// ready[i] is whether children[i] is ready; nil reads the Kind's Ready.
+func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, k int) []C {
 	k = max(0, min(k, len(children)))
 	if r.order != nil {
 		out := slices.Clone(children)
@@ -89,7 +91,13 @@ func (r *Reconciler[O, C]) inDeletionOrder(children []C, k int) []C {
 	}
 	keys := make(deletionKeys, len(children))
 	for i, c := range children {
-		keys[i] = deletionKeyOf(c, r.kind.Ready, i)
+		isReady := false
+		if ready != nil {
+			isReady = ready[i]
+		} else {
+			isReady = r.kind.Ready(c)
+		}
+		keys[i] = deletionKeyOf(c, isReady, i)
 	}
 	if k > 0 && k < len(keys) {
 		first := keys[:k]

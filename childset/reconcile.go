@@ -172,6 +172,12 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		return Result{}, fmt.Errorf("claiming the children of %s %s: %w", r.gvk.Kind, key, err)
 	}
 	children, active, terminating := claimed.children, claimed.active, claimed.terminating
+	// Each active child's readiness is read once: the status counts it,
+	// and a scale-down orders by it.
+	ready := make([]bool, len(active))
+	for i, c := range active {
+		ready[i] = r.kind.Ready(c)
+	}
 	// With rolling updates, the revisions are recorded before any child is
 	// created, so every child carries one that exists.
 	ro, err := r.prepareRollout(ctx, owner, template, selector, children, active)
@@ -200,11 +206,11 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	case r.cfg.indexed:
 		res, manageErr = r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
 	default:
-		res, manageErr = r.manageInterchangeable(ctx, owner, template, ref, expKey, active)
+		res, manageErr = r.manageInterchangeable(ctx, owner, template, ref, expKey, active, ready)
 	}
 	// The status counts the children this sync saw, as upstream's does: the
 	// writes it just made show in the next sync's.
-	again, err := r.writeStatus(ctx, owner, active, terminating, ro, manageErr)
+	again, err := r.writeStatus(ctx, owner, active, ready, terminating, ro, manageErr)
 	if err != nil {
 		// A failed status write wins over a failed create or delete: both
 		// are retried by the next sync.
@@ -263,7 +269,7 @@ func (r *Reconciler[O, C]) untilExpiry(key string) time.Duration {
 	return r.cfg.ttl - rep.Age
 }
 
-func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, active []C) (Result, error) {
+func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, active []C, ready []bool) (Result, error) {
 	diff := len(active) - wanted(r.spec.Replicas(owner))
 	switch {
 	case diff < 0:
@@ -277,7 +283,7 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 		}
 		return Result{}, r.createCounted(ctx, owner, ref, expKey, fresh)
 	case diff > 0:
-		victims := r.inDeletionOrder(active, min(diff, r.cfg.burst))
+		victims := r.inDeletionOrder(active, ready, min(diff, r.cfg.burst))
 		return Result{}, r.deleteChildren(ctx, owner, expKey, victims)
 	}
 	return Result{}, nil

@@ -103,7 +103,7 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 // manageRollout performs one pass of planRollout over every child of the
 // owner, those being deleted included.
 func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, children []C) (Result, error) {
-	ordered := r.inDeletionOrder(children, len(children))
+	ordered := r.inDeletionOrder(children, nil, len(children))
 	plan := planRollout(r.rolloutState(owner, ro, ordered))
 	victims := make([]C, len(plan.Delete))
 	for i, at := range plan.Delete {

@@ -84,37 +84,38 @@ func (r *Reconciler[O, C]) availabilityOf(owner O) availability[C] {
 	return a
 }
 
-// check reports whether c is ready and whether it is available; for a
-// ready child not yet available, wait is how long until it is (0 when
-// that is unknown).
-func (a availability[C]) check(c C) (ready, available bool, wait time.Duration) {
-	if !a.ready(c) {
-		return false, false, 0
+// check reports whether c, ready as given (the Kind's Ready, read once per
+// sync), is available; for a ready child not yet available, wait is how
+// long until it is (0 when that is unknown).
+func (a availability[C]) check(c C, ready bool) (available bool, wait time.Duration) {
+	if !ready {
+		return false, 0
 	}
 	if a.minReady == 0 || a.since == nil {
-		return true, true, 0
+		return true, 0
 	}
 	at := a.since.ReadySince(c)
 	if at.IsZero() {
-		return true, false, 0
+		return false, 0
 	}
 	if wait := at.Add(a.minReady).Sub(a.now); wait > 0 {
-		return true, false, wait
+		return false, wait
 	}
-	return true, true, 0
+	return true, 0
 }
 
-// available is check's second answer.
+// available is check's first answer, reading c's readiness.
 func (a availability[C]) available(c C) bool {
-	_, ok, _ := a.check(c)
+	ok, _ := a.check(c, a.ready(c))
 	return ok
 }
 
-// writeStatus computes the status of active and writes it through the
-// Spec, when the Spec writes one, and says when a ready child that is not
-// yet available becomes available (0: none), so the driver looks again
-// then. ro is the sync's rollout, nil when the owner does not roll out.
-func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C, terminating int, ro *rollout[C], manageErr error) (time.Duration, error) {
+// writeStatus computes the status of active (ready[i] is whether active[i]
+// is ready) and writes it through the Spec, when the Spec writes one, and
+// says when a ready child that is not yet available becomes available (0:
+// none), so the driver looks again then. ro is the sync's rollout, nil when
+// the owner does not roll out.
+func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C, ready []bool, terminating int, ro *rollout[C], manageErr error) (time.Duration, error) {
 	writer, writes := r.spec.(StatusSpec[O])
 	avail := r.availabilityOf(owner)
 	st := Status{
@@ -122,9 +123,9 @@ func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C,
 		ObservedGeneration: owner.GetGeneration(), ManageErr: manageErr,
 	}
 	var next time.Duration
-	for _, c := range active {
-		ready, available, wait := avail.check(c)
-		if ready {
+	for i, c := range active {
+		available, wait := avail.check(c, ready[i])
+		if ready[i] {
 			st.ReadyReplicas++
 		}
 		if available {
