@@ -7,7 +7,11 @@
 //
 //   - Interchangeable (the default): children get generated names; the
 //     core creates what is missing and deletes the first of the deletion
-//     order (DefaultOrder, or WithDeletionOrder).
+//     order: not ready first, then the lowest DeletionCostAnnotation
+//     (controller.kubernetes.io/pod-deletion-cost, read on children of
+//     every kind), then the newest (DefaultOrder; WithDeletionOrder
+//     replaces it). Each child's order key is read once per sync, and
+//     only the first burst is picked out, not the whole set sorted.
 //   - Indexed (WithIndexedNames): children are named <owner>-<index> (or by
 //     a function of yours) and labelled IndexLabel. The core creates the
 //     lowest missing indices and deletes the highest first; creations are
@@ -16,6 +20,11 @@
 //     event (ReasonNameConflict) and a retry, never a second child. A pass
 //     that creates deletes nothing; deletions wait until no name is
 //     missing.
+//
+// The claim remembers the child objects it kept without a write (an
+// informer never changes an object in place), so a steady sync claims only
+// the children that are new or changed; each child's readiness is read
+// once per sync.
 //
 // The core is pure: Reconciler.Reconcile(ctx, key) decides what one sync
 // does and returns a Result carrying the requeue intent; it never touches a
