@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/internal/syncloop"
@@ -34,10 +35,15 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 	if ownerInformer == nil || childInformer == nil {
 		panic("childset: New: nil informer")
 	}
-	r := NewReconciler(spec, kind, writer, opts...)
-	qopts := []workqueue.Option{workqueue.WithName(r.cfg.queueName), workqueue.WithMetricsProvider(r.cfg.metrics)}
-	if r.cfg.metrics == nil {
-		qopts = qopts[:1]
+	r := NewReconciler(spec, kind, writer, append(opts, func(c *config) { c.driven = true })...)
+	qopts := []workqueue.Option{workqueue.WithName(r.cfg.queueName)}
+	if r.cfg.metrics != nil {
+		qopts = append(qopts, workqueue.WithMetricsProvider(r.cfg.metrics))
+	}
+	if tc, ok := r.cfg.clock.(clock.WithTicker); ok {
+		// The queue's delays run on the core's clock, as the Results
+		// that ask for them are computed on it.
+		qopts = append(qopts, workqueue.WithClock(tc))
 	}
 	limiter := workqueue.DefaultControllerRateLimiter[string]()
 	c := &Controller[O, C]{
@@ -52,8 +58,8 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 			return res.RequeueAfter, err
 		},
 		IsStaleCache:          consistency.IsStaleCache,
-		StaleCachePoll:        DefaultStaleCachePoll,
-		UnreachableBackoffCap: DefaultUnreachableBackoffCap,
+		StaleCachePoll:        r.cfg.stalePoll,
+		UnreachableBackoffCap: r.cfg.backoffCap,
 		DrainTimeout:          r.cfg.drainTimeout,
 		Clock:                 r.cfg.clock,
 		Name:                  r.cfg.queueName,
@@ -90,10 +96,11 @@ func (c *Controller[O, C]) Reconciler() *Reconciler[O, C] { return c.reconciler 
 // dropped, in-flight syncs see ctx cancelled) or Drain is called (queued
 // owners are still synced, for at most the drain timeout; ctx still cuts
 // it short). A failed sync is retried with the queue's exponential backoff,
-// capped at DefaultUnreachableBackoffCap when the API server could not be
-// reached; a successful one honours Result.RequeueAfter. Run shuts the
-// queue down and returns nil once every goroutine it started has exited.
-// It may be called once.
+// capped (WithUnreachableBackoffCap) when the API server could not be
+// reached; an owner held by the read-your-writes guard is polled
+// (WithStaleCachePoll); a successful sync honours Result.RequeueAfter. Run
+// shuts the queue down and returns nil once every goroutine it started has
+// exited. It may be called once.
 func (c *Controller[O, C]) Run(ctx context.Context) error {
 	if err := c.loop.Run(ctx); err != nil {
 		return fmt.Errorf("childset: %w", err)

@@ -59,7 +59,17 @@ type config struct {
 	guardResource schema.GroupResource
 	history       history.Interface
 	historySynced []cache.InformerSynced
+	stalePoll     time.Duration
+	backoffCap    time.Duration
+	// driverOptions names the options given that only New's driver
+	// applies; NewReconciler refuses them unless driven is set.
+	driverOptions []string
+	driven        bool
 }
+
+// driverOption records that the option called name, which only New's
+// driver applies, was given.
+func (c *config) driverOption(name string) { c.driverOptions = append(c.driverOptions, name) }
 
 func newConfig(opts []Option) config {
 	cfg := config{
@@ -70,6 +80,8 @@ func newConfig(opts []Option) config {
 		workers:       DefaultWorkers,
 		drainTimeout:  DefaultDrainTimeout,
 		writeTimeout:  DefaultWriteTimeout,
+		stalePoll:     DefaultStaleCachePoll,
+		backoffCap:    DefaultUnreachableBackoffCap,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -152,7 +164,8 @@ func WithEventRecorder(recorder record.EventRecorder) Option {
 }
 
 // WithWorkers sets how many owners Controller syncs at once (default
-// DefaultWorkers). n < 1 panics.
+// DefaultWorkers); another host reads it from Reconciler.Workers. n < 1
+// panics.
 func WithWorkers(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("childset: WithWorkers: at least one worker is needed, not %d", n))
@@ -168,7 +181,7 @@ func WithDrainTimeout(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("childset: WithDrainTimeout: the timeout must not be negative, not %v", d))
 	}
-	return func(c *config) { c.drainTimeout = d }
+	return func(c *config) { c.drainTimeout = d; c.driverOption("WithDrainTimeout") }
 }
 
 // WithWriteTimeout bounds every API write a sync makes through the writer
@@ -199,15 +212,17 @@ func WithReadYourWrites(guard *consistency.Guard, children schema.GroupResource)
 	return func(c *config) { c.guard, c.guardResource = guard, children }
 }
 
-// WithQueueName names Controller's work queue, for its metrics.
+// WithQueueName names Controller's work queue, for its metrics. It is an
+// option of New's driver: NewReconciler refuses it, as it does
+// WithMetricsProvider, WithDrainTimeout and WithUnreachableBackoffCap.
 func WithQueueName(name string) Option {
-	return func(c *config) { c.queueName = name }
+	return func(c *config) { c.queueName = name; c.driverOption("WithQueueName") }
 }
 
 // WithMetricsProvider publishes Controller's work queue metrics; nil means
 // none.
 func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
-	return func(c *config) { c.metrics = p }
+	return func(c *config) { c.metrics = p; c.driverOption("WithMetricsProvider") }
 }
 
 // WithRevisions keeps the owners' revisions in h, for a Spec that
@@ -226,4 +241,28 @@ func WithRevisions(h history.Interface, synced ...cache.InformerSynced) Option {
 		panic("childset: WithRevisions: nil history")
 	}
 	return func(c *config) { c.history, c.historySynced = h, synced }
+}
+
+// WithStaleCachePoll sets how soon an owner held by the read-your-writes
+// guard (WithReadYourWrites) is looked at again (default
+// DefaultStaleCachePoll). A stale cache is not a failure, so it neither
+// waits on nor feeds the failure backoff. Controller applies it; another
+// host reads it from Reconciler.StaleCachePoll. d <= 0 panics.
+func WithStaleCachePoll(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("childset: WithStaleCachePoll: the delay must be positive, not %v", d))
+	}
+	return func(c *config) { c.stalePoll = d }
+}
+
+// WithUnreachableBackoffCap caps Controller's retry delay after a sync
+// failed because the API server could not be reached or could not answer
+// (default DefaultUnreachableBackoffCap), so owners resume soon after an
+// outage. It is an option of New's driver: NewReconciler refuses it. d <= 0
+// panics.
+func WithUnreachableBackoffCap(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("childset: WithUnreachableBackoffCap: the cap must be positive, not %v", d))
+	}
+	return func(c *config) { c.backoffCap = d; c.driverOption("WithUnreachableBackoffCap") }
 }

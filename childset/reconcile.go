@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,8 +59,10 @@ type Reconciler[O Object, C Object] struct {
 // written through writer (an *objectcontrol.Control, or objectcontrol.Fake
 // in tests): creates, deletes, and the adoption and release patches. A nil
 // spec, kind or writer panics, as does a WithDeletionOrder for another
-// child type, and a Spec implementing RolloutSpec without WithRevisions (or
-// the reverse).
+// child type, a Spec implementing RolloutSpec without WithRevisions (or
+// the reverse), and an option only New's driver applies (WithQueueName,
+// WithMetricsProvider, WithDrainTimeout, WithUnreachableBackoffCap): a host
+// with its own queue has its own equivalents.
 func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer objectcontrol.Interface[C], opts ...Option) *Reconciler[O, C] {
 	switch {
 	case spec == nil:
@@ -70,6 +73,11 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 		panic("childset: NewReconciler: nil writer")
 	}
 	cfg := newConfig(opts)
+	if len(cfg.driverOptions) > 0 && !cfg.driven {
+		// Ignoring them would leave the caller believing they apply.
+		panic(fmt.Sprintf("childset: NewReconciler: %s configure New's driver, not the core; set the host's own equivalents",
+			strings.Join(cfg.driverOptions, ", ")))
+	}
 	if _, rolls := spec.(RolloutSpec[O]); rolls != (cfg.history != nil) {
 		panic("childset: NewReconciler: a Spec that implements RolloutSpec needs WithRevisions, and WithRevisions such a Spec")
 	}
@@ -89,6 +97,15 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 	r.unsure = unsure.New[C](cfg.ttl, cfg.clock)
 	return r
 }
+
+// Workers is how many owners to sync at once (WithWorkers), for a host that
+// runs its own workers.
+func (r *Reconciler[O, C]) Workers() int { return r.cfg.workers }
+
+// StaleCachePoll is how soon an owner held by the read-your-writes guard is
+// to be looked at again (WithStaleCachePoll), for a host that applies
+// Reconcile's results itself.
+func (r *Reconciler[O, C]) StaleCachePoll() time.Duration { return r.cfg.stalePoll }
 
 // Expectations is the core's expectations cache, keyed by
 // expectations.OwnerKeyFor(owner). Drivers feed it through the Observe

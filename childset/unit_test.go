@@ -35,6 +35,8 @@ func TestOptionsAndConstructorPanics(t *testing.T) {
 	mustPanic(t, "childset: WithNameConflictRetry", func() { childset.WithNameConflictRetry(0) })
 	mustPanic(t, "childset: WithExpectationsTTL", func() { childset.WithExpectationsTTL(-time.Second) })
 	mustPanic(t, "childset: WithWriteTimeout", func() { childset.WithWriteTimeout(0) })
+	mustPanic(t, "childset: WithStaleCachePoll", func() { childset.WithStaleCachePoll(0) })
+	mustPanic(t, "childset: WithUnreachableBackoffCap", func() { childset.WithUnreachableBackoffCap(-time.Second) })
 	mustPanic(t, "childset: DefaultOrder", func() { childset.DefaultOrder[*v1.ConfigMap](nil) })
 	mustPanic(t, "childset: IndexerLister", func() { childset.IndexerLister[*v1.ConfigMap](nil) })
 
@@ -47,8 +49,20 @@ func TestOptionsAndConstructorPanics(t *testing.T) {
 	mustPanic(t, "WithDeletionOrder", func() {
 		childset.NewReconciler(spec, kind, w, childset.WithDeletionOrder(childset.Order[*v1.Secret](func(a, b *v1.Secret) int { return 0 })))
 	})
+	// The core alone has no queue or workers: an option of New's driver
+	// would be ignored there, so it is refused.
+	mustPanic(t, "WithQueueName, WithUnreachableBackoffCap configure New's driver", func() {
+		childset.NewReconciler(spec, kind, w, childset.WithQueueName("q"), childset.WithUnreachableBackoffCap(time.Second))
+	})
 	// A nil Option, a nil order and a nil clock keep the defaults.
-	childset.NewReconciler(spec, kind, w, nil, childset.WithDeletionOrder[*v1.ConfigMap](nil), childset.WithClock(nil))
+	r := childset.NewReconciler(spec, kind, w, nil, childset.WithDeletionOrder[*v1.ConfigMap](nil), childset.WithClock(nil))
+	if r.Workers() != childset.DefaultWorkers || r.StaleCachePoll() != childset.DefaultStaleCachePoll {
+		t.Errorf("workers %d, stale-cache poll %v: want the defaults", r.Workers(), r.StaleCachePoll())
+	}
+	r = childset.NewReconciler(spec, kind, w, childset.WithWorkers(2), childset.WithStaleCachePoll(time.Minute))
+	if r.Workers() != 2 || r.StaleCachePoll() != time.Minute {
+		t.Errorf("workers %d, stale-cache poll %v: want 2 and 1m", r.Workers(), r.StaleCachePoll())
+	}
 }
 
 func TestCheckSelector(t *testing.T) {

@@ -25,14 +25,15 @@
 // before any write, with a Warning event and StatusInput.SpecErr. Every
 // write of a sync has a deadline, WithWriteTimeout.
 //
-// The core is pure, as childset's is: Reconcile(ctx, "namespace/name")
-// decides and writes one sync and returns a childset.Result saying when to
-// look again (expectations expiring, a pod becoming available); it reaches
-// no queue, which a test checks over the package's files. The Observe*
-// methods turn informer events into expectations and the owner keys to
-// sync. Run is childset's worker loop over them; another framework drives
-// the same core with its own queue and handlers (ctrlruntime/podsetcr does,
-// with WithoutEventHandlers), or calls Sync and ProcessNextWorkItem.
+// The core is pure, as childset's is: Reconciler.Reconcile(ctx,
+// "namespace/name") decides and writes one sync and returns a
+// childset.Result saying when to look again (expectations expiring, a pod
+// becoming available); it reaches no queue, which a test checks over the
+// package's files. The Observe* methods turn informer events into
+// expectations and the owner keys to sync. NewReconciler builds the core
+// alone, for a host with its own queue and handlers (ctrlruntime/podsetcr
+// under controller-runtime); New builds it with childset's worker loop, the
+// informer handlers and a queue, and Run runs them.
 //
 // Every pod write goes through one writer (WithPodWriter; client-go's by
 // default), which the controller wraps with upstream's events and checks,

@@ -30,7 +30,7 @@ import (
 // time, so the handlers need no delayed key.
 
 // ObserveOwnerAdd returns the new owner's key.
-func (c *Controller[O]) ObserveOwnerAdd(obj any) []string {
+func (c *Reconciler[O]) ObserveOwnerAdd(obj any) []string {
 	o, ok := c.asOwner(obj)
 	if !ok {
 		return nil
@@ -44,7 +44,7 @@ func (c *Controller[O]) ObserveOwnerAdd(obj any) []string {
 // periodically re-checks every owner. A changed UID means the owner was
 // deleted and re-created between two observations, so the old incarnation
 // is observed deleted first.
-func (c *Controller[O]) ObserveOwnerUpdate(oldObj, curObj any) []string {
+func (c *Reconciler[O]) ObserveOwnerUpdate(oldObj, curObj any) []string {
 	cur, ok := c.asOwner(curObj)
 	if !ok {
 		return nil
@@ -63,7 +63,7 @@ func (c *Controller[O]) ObserveOwnerUpdate(oldObj, curObj any) []string {
 
 // ObserveOwnerDelete drops the owner's expectations and read-your-writes
 // record and returns its key, so that a sync sees it gone.
-func (c *Controller[O]) ObserveOwnerDelete(obj any) []string {
+func (c *Reconciler[O]) ObserveOwnerDelete(obj any) []string {
 	o, ok := c.asOwner(unwrapTombstone(obj))
 	if !ok {
 		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable %s", obj, c.gvk.Kind))
@@ -83,7 +83,7 @@ func (c *Controller[O]) ObserveOwnerDelete(obj any) []string {
 // owners that could adopt an orphan. A pod that arrives already
 // terminating is a deletion: on a restart of the controller it is the only
 // event it gets.
-func (c *Controller[O]) ObservePodAdd(obj any) []string {
+func (c *Reconciler[O]) ObservePodAdd(obj any) []string {
 	pod, ok := obj.(*v1.Pod)
 	if !ok || pod == nil {
 		return nil
@@ -106,7 +106,7 @@ func (c *Controller[O]) ObservePodAdd(obj any) []string {
 // ObservePodUpdate returns every owner the change can matter to: the old
 // and new controller when the controllerRef moved, and the matching owners
 // of an orphan whose labels or ref changed.
-func (c *Controller[O]) ObservePodUpdate(oldObj, curObj any) []string {
+func (c *Reconciler[O]) ObservePodUpdate(oldObj, curObj any) []string {
 	cur, ok := curObj.(*v1.Pod)
 	old, ok2 := oldObj.(*v1.Pod)
 	if !ok || !ok2 || cur == nil || old == nil {
@@ -150,7 +150,7 @@ func (c *Controller[O]) ObservePodUpdate(oldObj, curObj any) []string {
 
 // ObservePodDelete observes a deletion for the pod's owner and returns its
 // key.
-func (c *Controller[O]) ObservePodDelete(obj any) []string {
+func (c *Reconciler[O]) ObservePodDelete(obj any) []string {
 	pod, ok := unwrapTombstone(obj).(*v1.Pod)
 	if !ok || pod == nil {
 		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable pod", obj))
@@ -171,7 +171,7 @@ func (c *Controller[O]) ObservePodDelete(obj any) []string {
 
 // asOwner unwraps an informer object of type O; ok is false for anything
 // else, a nil pointer included.
-func (c *Controller[O]) asOwner(obj any) (O, bool) {
+func (c *Reconciler[O]) asOwner(obj any) (O, bool) {
 	o, ok := obj.(O)
 	if !ok || any(o) == any(*new(O)) {
 		return o, false
@@ -183,7 +183,7 @@ func (c *Controller[O]) asOwner(obj any) (O, bool) {
 // ok is false if the ref is for another kind, names no cached owner, or names
 // an owner since re-created with another UID. Only the Kind is compared, not
 // the group, as upstream does.
-func (c *Controller[O]) resolveControllerRef(namespace string, ref *metav1.OwnerReference) (O, bool) {
+func (c *Reconciler[O]) resolveControllerRef(namespace string, ref *metav1.OwnerReference) (O, bool) {
 	var zero O
 	if ref.Kind != c.gvk.Kind {
 		return zero, false
@@ -200,7 +200,7 @@ func (c *Controller[O]) resolveControllerRef(namespace string, ref *metav1.Owner
 // whose selector is empty or unusable select nothing. Several matches are a
 // user error (overlapping selectors), reported but not fatal: all of them are
 // woken and the first to claim the pod keeps it.
-func (c *Controller[O]) ownersSelecting(pod *v1.Pod) []string {
+func (c *Reconciler[O]) ownersSelecting(pod *v1.Pod) []string {
 	if len(pod.Labels) == 0 {
 		return nil
 	}

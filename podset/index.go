@@ -74,6 +74,6 @@ func FilterPodsByOwner(podIndexer cache.Indexer, owner metav1.Object, ownerKind 
 }
 
 // podsForOwner is FilterPodsByOwner with the orphans, for a sync.
-func (c *Controller[O]) podsForOwner(o O) ([]*v1.Pod, error) {
+func (c *Reconciler[O]) podsForOwner(o O) ([]*v1.Pod, error) {
 	return FilterPodsByOwner(c.podIndexer, o, c.gvk.Kind, true)
 }

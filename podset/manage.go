@@ -37,12 +37,12 @@ type ScaleDownDecision struct {
 type ScaleDownFunc func(ScaleDownDecision)
 
 // desired is the owner's desired count, never negative.
-func (c *Controller[O]) desired(o O) int { return int(max(c.kind.Replicas(o), 0)) }
+func (c *Reconciler[O]) desired(o O) int { return int(max(c.kind.Replicas(o), 0)) }
 
 // manageReplicas creates or deletes at most burst pods to move the active
 // count towards the desired count. Expectations are raised before the first
 // API call, so the pods' own events can never arrive ahead of them.
-func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, own ownListing) error {
+func (c *Reconciler[O]) manageReplicas(ctx context.Context, o O, expKey string, own ownListing) error {
 	active := own.active
 	diff := len(active) - c.desired(o)
 	switch {
@@ -54,7 +54,7 @@ func (c *Controller[O]) manageReplicas(ctx context.Context, o O, expKey string, 
 	return nil
 }
 
-func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n int) error {
+func (c *Reconciler[O]) createPods(ctx context.Context, o O, expKey string, n int) error {
 	logger := klog.FromContext(ctx)
 	if err := c.expectations.ExpectCreations(expKey, n); err != nil {
 		return fmt.Errorf("recording %d expected creations: %w", n, err)
@@ -88,7 +88,7 @@ func (c *Controller[O]) createPods(ctx context.Context, o O, expKey string, n in
 	return nil
 }
 
-func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own ownListing, n int) error {
+func (c *Reconciler[O]) deletePods(ctx context.Context, o O, expKey string, own ownListing, n int) error {
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Too many replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "deleting", n)
 	active := own.active
@@ -180,7 +180,7 @@ func (c *Controller[O]) deletePods(ctx context.Context, o O, expKey string, own 
 // rankingOptions reads the ranking gate for this sync. Logarithmic
 // scale-down is always on, as in upstream v1.37, which removed its gate: a
 // v1.37 registry panics when asked about it, so it is never asked.
-func (c *Controller[O]) rankingOptions() []podranking.Option {
+func (c *Reconciler[O]) rankingOptions() []podranking.Option {
 	opts := []podranking.Option{podranking.WithClock(c.cfg.clock)}
 	if !c.cfg.gates(PodDeletionCost) {
 		opts = append(opts, podranking.WithoutDeletionCost())
@@ -190,7 +190,7 @@ func (c *Controller[O]) rankingOptions() []podranking.Option {
 
 // reportScaleDown explains each victim against the first survivor, the pod
 // that would have gone next.
-func (c *Controller[O]) reportScaleDown(rk *podranking.Ranking, o O, active, victims []*v1.Pod) {
+func (c *Reconciler[O]) reportScaleDown(rk *podranking.Ranking, o O, active, victims []*v1.Pod) {
 	if c.cfg.onScaleDown == nil {
 		return
 	}

@@ -34,7 +34,7 @@ func WithMetrics(m Metrics) Option {
 // panics when the youngest Ready pod is less than a millisecond old; here the
 // ratio is a float and nothing is observed when the youngest age is not
 // positive.
-func (c *Controller[O]) observeDeletionAgeRatio(candidates, victims []*v1.Pod) {
+func (c *Reconciler[O]) observeDeletionAgeRatio(candidates, victims []*v1.Pod) {
 	if c.cfg.syncMetrics == nil {
 		return
 	}

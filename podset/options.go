@@ -39,7 +39,6 @@ type config struct {
 	syncMetrics    Metrics
 	podControl     podcontrol.PodControl
 	podWriter      podcontrol.PodWriter
-	noHandlers     bool
 	drainTimeout   time.Duration
 	writeTimeout   time.Duration
 	onScaleDown    ScaleDownFunc
@@ -52,10 +51,19 @@ type config struct {
 	queueName             string
 	component             string
 	syncGuard             SyncGuard
+	// driverOptions names the options given that only New's driver
+	// applies; NewReconciler refuses them unless driven is set.
+	driverOptions []string
+	driven        bool
 }
 
-func defaultConfig() config {
-	return config{
+// driverOption records that the option called name, which only New's
+// driver applies, was given.
+func (c *config) driverOption(name string) { c.driverOptions = append(c.driverOptions, name) }
+
+// newConfig applies opts over the defaults.
+func newConfig(opts []Option) config {
+	cfg := config{
 		burst:                 DefaultBurstReplicas,
 		workers:               DefaultWorkers,
 		clock:                 clock.RealClock{},
@@ -66,6 +74,12 @@ func defaultConfig() config {
 		staleCachePoll:        DefaultStaleCachePoll,
 		unreachableBackoffCap: DefaultUnreachableBackoffCap,
 	}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	return cfg
 }
 
 // WithBurstReplicas caps how many pods one sync may create or delete
@@ -111,7 +125,7 @@ func WithEventRecorder(r record.EventRecorder) Option {
 // used by this controller's queue only; nothing is registered globally. nil
 // means the default, no queue metrics.
 func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
-	return func(c *config) { c.metrics = p }
+	return func(c *config) { c.metrics = p; c.driverOption("WithMetricsProvider") }
 }
 
 // WithPodWriter sets the one writer every pod write goes through (create,
@@ -122,15 +136,6 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
 // podcontrol.ClientsetWriter over New's client.
 func WithPodWriter(w podcontrol.PodWriter) Option {
 	return func(c *config) { c.podWriter = w }
-}
-
-// WithoutEventHandlers makes New register no event handlers on the
-// informers: another host feeds the events through the Observe methods and
-// drives Reconcile with its own queue (ctrlruntime/podsetcr does, under
-// controller-runtime's builder). Run then syncs only what is added to
-// Queue.
-func WithoutEventHandlers() Option {
-	return func(c *config) { c.noHandlers = true }
 }
 
 // WithPodControl replaces the whole pod control, typically with a fake in
@@ -150,7 +155,7 @@ func WithDrainTimeout(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("podset: WithDrainTimeout: the timeout must not be negative, not %v", d))
 	}
-	return func(c *config) { c.drainTimeout = d }
+	return func(c *config) { c.drainTimeout = d; c.driverOption("WithDrainTimeout") }
 }
 
 // WithWriteTimeout bounds every API write a sync makes: each pod creation,
@@ -222,7 +227,7 @@ func WithStaleCachePoll(d time.Duration) Option {
 // positive.
 func WithUnreachableBackoffCap(d time.Duration) Option {
 	mustBePositive("WithUnreachableBackoffCap", d)
-	return func(c *config) { c.unreachableBackoffCap = d }
+	return func(c *config) { c.unreachableBackoffCap = d; c.driverOption("WithUnreachableBackoffCap") }
 }
 
 // WithNames sets the work queue's name (for metrics) and the event source
@@ -232,7 +237,7 @@ func WithNames(queue, component string) Option {
 	if queue == "" || component == "" {
 		panic(fmt.Sprintf("podset: WithNames: empty queue (%q) or component (%q) name", queue, component))
 	}
-	return func(c *config) { c.queueName, c.component = queue, component }
+	return func(c *config) { c.queueName, c.component = queue, component; c.driverOption("WithNames") }
 }
 
 // SyncGuard fences one sync of the owner with the "namespace/name" key: it

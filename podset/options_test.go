@@ -41,7 +41,7 @@ func panicMessage(t *testing.T, f func()) (msg string) {
 // TestOptionsNilMeansDefault: nil interface and function values keep the
 // documented defaults, and a nil Option is skipped.
 func TestOptionsNilMeansDefault(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := newConfig(nil)
 	for _, o := range []Option{
 		WithClock(nil), WithEventRecorder(nil), WithMetricsProvider(nil), WithPodControl(nil),
 		WithScaleDownReporter(nil), WithFeatureGates(nil), WithMetrics(nil),
@@ -59,7 +59,7 @@ func TestOptionsNilMeansDefault(t *testing.T) {
 
 	WithWriteTimeout(time.Second)(&cfg)
 	assert.Equal(t, time.Second, cfg.writeTimeout)
-	assert.Equal(t, DefaultWriteTimeout, defaultConfig().writeTimeout)
+	assert.Equal(t, DefaultWriteTimeout, newConfig(nil).writeTimeout)
 
 	e := newEnv(t, nil, nil, WithWorkers(2))
 	assert.Equal(t, 2, e.c.cfg.workers)

@@ -37,7 +37,7 @@ type ownListing struct {
 // (relatedOfOnlyOwner); otherwise from upstream's listing of the namespace
 // by each sibling's selector (podsOfSiblings). Either way the ranking
 // counts the same active pods on each node.
-func (c *Controller[O]) rankingRelated(o O, own ownListing) ([]*v1.Pod, error) {
+func (c *Reconciler[O]) rankingRelated(o O, own ownListing) ([]*v1.Pod, error) {
 	if c.siblings == nil {
 		return nil, nil
 	}
@@ -85,7 +85,7 @@ const (
 // Two pods with one UID (which the API server never yields, but a test's
 // cache may hold) count once upstream, and which one counts depends on its
 // listing order; such a listing is matched and told apart by UID.
-func (c *Controller[O]) relatedOfOnlyOwner(o O, siblings []O, own ownListing) ([]*v1.Pod, relatedSource) {
+func (c *Reconciler[O]) relatedOfOnlyOwner(o O, siblings []O, own ownListing) ([]*v1.Pod, relatedSource) {
 	if len(siblings) != 1 || siblings[0].GetUID() != o.GetUID() || c.podIndexer == nil {
 		return nil, fromNowhere
 	}
@@ -130,7 +130,7 @@ func (c *Controller[O]) relatedOfOnlyOwner(o O, siblings []O, own ownListing) ([
 // podsOfSiblings returns the pods of every sibling owner (upstream's
 // getIndirectlyRelatedPods): those each sibling's selector matches in its
 // namespace, active or not, each once.
-func (c *Controller[O]) podsOfSiblings(siblings []O) ([]*v1.Pod, error) {
+func (c *Reconciler[O]) podsOfSiblings(siblings []O) ([]*v1.Pod, error) {
 	// Pods are told apart by UID, as upstream does, also within one
 	// listing. The set is sized by the first listing, usually the owner's
 	// own pods and most of the total, so it is not rebuilt as it grows.
@@ -167,7 +167,7 @@ func (c *Controller[O]) podsOfSiblings(siblings []O) ([]*v1.Pod, error) {
 // whose node runs many of them. Without a SiblingLister, or for an owner
 // without a controller, there are none, as upstream finds no related pods
 // then.
-func (c *Controller[O]) relatedPods(o O) ([]*v1.Pod, error) {
+func (c *Reconciler[O]) relatedPods(o O) ([]*v1.Pod, error) {
 	if c.siblings == nil {
 		return nil, nil
 	}

@@ -35,7 +35,7 @@ func checkSpec(selector labels.Selector, selErr error, tmpl *v1.PodTemplateSpec)
 // deletes nothing. It returns nil, as retrying cannot fix the object: the
 // owner's next update syncs it again. Only a failed status write is
 // returned, to be retried with backoff like any failed write.
-func (c *Controller[O]) refuse(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, specErr *childset.SpecError, withTerminating bool) error {
+func (c *Reconciler[O]) refuse(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, specErr *childset.SpecError, withTerminating bool) error {
 	logger := klog.FromContext(ctx)
 	c.recorder.Eventf(object(o), v1.EventTypeWarning, specErr.Reason,
 		"%v; no pods are created, deleted, adopted or released until the object changes", specErr)

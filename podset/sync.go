@@ -43,7 +43,7 @@ import (
 // event or to expire, as upstream treats a creation whose answer was lost.
 //
 // With WithSyncGuard, the whole of it runs under the guard, or not at all.
-func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Result, error) {
+func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (childset.Result, error) {
 	logger := klog.FromContext(ctx)
 	start := c.cfg.clock.Now()
 	defer func() {
@@ -188,7 +188,7 @@ func (c *Controller[O]) Reconcile(ctx context.Context, key string) (childset.Res
 // writeStatus writes the status computed from in through the Kind and
 // records the owner's new resource version for the read-your-writes guard.
 // guard is nil when the guard is off for this sync.
-func (c *Controller[O]) writeStatus(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, in StatusInput) error {
+func (c *Reconciler[O]) writeStatus(ctx context.Context, o O, key, expKey string, guard *consistency.Guard, in StatusInput) error {
 	updated, err := writedeadline.Call(ctx, c.cfg.writeTimeout, "writing the status", func(ctx context.Context) (O, error) {
 		return c.kind.UpdateStatus(ctx, o, in)
 	})
@@ -203,7 +203,7 @@ func (c *Controller[O]) writeStatus(ctx context.Context, o O, key, expKey string
 
 // untilExpiry is how long the unmet expectations of expKey still hold the
 // owner back; 0 when there are none.
-func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
+func (c *Reconciler[O]) untilExpiry(expKey string) time.Duration {
 	exp, ok, err := c.expectations.GetExpectations(expKey)
 	if err != nil || !ok {
 		return 0
@@ -235,7 +235,7 @@ func (c *Controller[O]) untilExpiry(expKey string) time.Duration {
 // Adoption first re-reads the owner from the API server: a cached copy may
 // not show that it is being deleted, and adopting then would leave pods
 // behind the garbage collector (kubernetes#42639).
-func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
+func (c *Reconciler[O]) claimPods(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
 	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, err error) {
 	active, terminating, _, err = c.claimPodsMemo(ctx, o, selector, pods, withTerminating, counter)
 	return active, terminating, err
@@ -244,7 +244,7 @@ func (c *Controller[O]) claimPods(ctx context.Context, o O, selector labels.Sele
 // claimPodsMemo is claimPods, also returning the owner's claim memo when,
 // after this claim, it holds exactly the non-nil pods of pods (nil
 // otherwise), for the related pods of a scale-down to compare listings by.
-func (c *Controller[O]) claimPodsMemo(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
+func (c *Reconciler[O]) claimPodsMemo(ctx context.Context, o O, selector labels.Selector, pods []*v1.Pod,
 	withTerminating bool, counter *status.ReplicaCounter) (active, terminating []*v1.Pod, exact *claimMemo, err error) {
 	canAdopt := claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
 		// A read, but one that gates writes: bounded like them.
@@ -342,7 +342,7 @@ func (c *Controller[O]) claimPodsMemo(ctx context.Context, o O, selector labels.
 // passes minReadySeconds, measured on the clock, or at once if that moment
 // has already gone by. ok is false when no check is needed. The counts are
 // those the status was written from.
-func (c *Controller[O]) nextAvailabilityCheck(in StatusInput, active []*v1.Pod, evaluatedAt time.Time) (time.Duration, bool) {
+func (c *Reconciler[O]) nextAvailabilityCheck(in StatusInput, active []*v1.Pod, evaluatedAt time.Time) (time.Duration, bool) {
 	mrs := in.minReadySeconds
 	if mrs <= 0 {
 		return 0, false

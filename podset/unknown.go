@@ -24,7 +24,7 @@ import (
 // name, so AlreadyExists is almost surely an earlier attempt of this very
 // request (client-go resends a create answered with Retry-After) and is
 // kept as unknown too.
-func (c *Controller[O]) keepUnknownCreate(o O, expKey, name string, tmpl *v1.PodTemplateSpec, err error) bool {
+func (c *Reconciler[O]) keepUnknownCreate(o O, expKey, name string, tmpl *v1.PodTemplateSpec, err error) bool {
 	if err == nil || !(objectcontrol.OutcomeUnknown(err) || (name != "" && apierrors.IsAlreadyExists(err))) {
 		return false
 	}
@@ -49,7 +49,7 @@ func (c *Controller[O]) keepUnknownCreate(o O, expKey, name string, tmpl *v1.Pod
 // A pod control that cannot create by name (see podcontrol.NamedPodCreator)
 // has its creates sent by generateName; those of unknown outcome keep
 // their expectation until observed or expired.
-func (c *Controller[O]) resolveUnknown(ctx context.Context, o O, expKey string) error {
+func (c *Reconciler[O]) resolveUnknown(ctx context.Context, o O, expKey string) error {
 	ref := metav1.NewControllerRef(o, c.gvk)
 	obj := object(o)
 	left, err := c.unsure.Resolve(ctx, expKey, func(ctx context.Context, w unsure.Write[*v1.PodTemplateSpec]) (bool, error) {

@@ -47,9 +47,14 @@ func WithControllerOptions(opts controller.Options) Option {
 // WithChildSetOptions passes options to the core (childset.WithIndexedNames,
 // WithBurstReplicas, WithDeletionOrder, ...). They apply after the ones
 // SetupWithManager sets (the manager's event recorder), so a
-// childset.WithEventRecorder given here wins. childset's driver options
-// (WithWorkers, WithQueueName, WithMetricsProvider) mean nothing here:
-// controller-runtime's controller has its own.
+// childset.WithEventRecorder given here wins. childset.WithWorkers sets the
+// reconciles run at once unless WithControllerOptions does, and
+// childset.WithStaleCachePoll the poll of an owner held by the
+// read-your-writes guard. The options of childset's own driver
+// (WithQueueName, WithMetricsProvider, WithDrainTimeout,
+// WithUnreachableBackoffCap) would mean nothing here, as
+// controller-runtime's controller has its own, so childset.NewReconciler
+// panics on them.
 func WithChildSetOptions(opts ...childset.Option) Option {
 	return func(c *config) { c.childset = append(c.childset, opts...) }
 }

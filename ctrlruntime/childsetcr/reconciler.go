@@ -36,8 +36,9 @@ func (r *Reconciler[O, C]) Core() *childset.Reconciler[O, C] { return r.core }
 
 // Reconcile syncs the owner req names. An owner held by the
 // read-your-writes guard (childset.WithReadYourWrites) is polled after
-// childset.DefaultStaleCachePoll rather than failed.
+// the core's stale-cache poll (childset.WithStaleCachePoll) rather than
+// failed.
 func (r *Reconciler[O, C]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := r.core.Reconcile(ctx, ctrlruntime.Key(req))
-	return ctrlruntime.Result(res.RequeueAfter, err, childset.DefaultStaleCachePoll)
+	return ctrlruntime.Result(res.RequeueAfter, err, r.core.StaleCachePoll())
 }

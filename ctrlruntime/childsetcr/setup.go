@@ -142,6 +142,10 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	var ownerForOpts []builder.ForOption
 	var registered reconcile.Reconciler = r
 	ctrlOptions := cfg.ctrlOptions
+	if ctrlOptions.MaxConcurrentReconciles == 0 {
+		// childset's worker count, as podsetcr takes podset's.
+		ctrlOptions.MaxConcurrentReconciles = core.Workers()
+	}
 	// release forgets the expectations of an owner this replica gave up.
 	release := func(obj client.Object) {
 		if o, ok := obj.(O); ok {

@@ -68,8 +68,11 @@ func (b *Builder[O]) WithControllerOptions(o controller.Options) *Builder[O] {
 }
 
 // WithOptions adds podset options (workers, burst, feature gates, ...).
-// They apply after the builder's own, so WithNames or WithMetricsProvider
-// given here win.
+// They apply after the builder's own, so a WithEventRecorder or
+// WithPodWriter given here wins. The options of podset's own driver
+// (WithNames, WithMetricsProvider, WithDrainTimeout,
+// WithUnreachableBackoffCap) make Complete fail: controller-runtime's
+// controller has its own (Named, WithControllerOptions).
 func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 	b.opts = append(b.opts, opts...)
 	return b
@@ -147,14 +150,13 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	// so it takes the manager's core/v1 recorder.
 	recorder := b.mgr.GetEventRecorderFor(name) //nolint:staticcheck // the core/v1 recorder, deliberately
 	opts := append([]podset.Option{
-		podset.WithNames(name, name),
 		podset.WithEventRecorder(recorder),
 		podset.WithPodWriter(crclient.NewWriter[*corev1.Pod](b.mgr.GetClient())),
 	}, b.opts...)
-	// controller-runtime's handlers feed the core, not the informers'.
-	opts = append(opts, podset.WithoutEventHandlers())
-	core, err := podset.New(klog.NewContext(ctx, b.mgr.GetLogger().WithValues("controller", name)),
-		nil, podInformer{podInf}, ownerInf, kind, opts...)
+	// controller-runtime runs the queue, the workers and the handlers
+	// (PodHandler, OwnerHandler): the core alone is built.
+	core, err := podset.NewReconciler(klog.NewContext(ctx, b.mgr.GetLogger().WithValues("controller", name)),
+		podInformer{podInf}, ownerInf, kind, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("podsetcr: controller %s: %w", name, err)
 	}

@@ -21,7 +21,7 @@ import (
 // (PodHandler, OwnerHandler) keep podset's expectations.
 type Controller[O client.Object] struct {
 	name      string
-	core      *podset.Controller[O]
+	core      *podset.Reconciler[O]
 	hasSynced []cache.InformerSynced
 }
 
@@ -42,7 +42,7 @@ func (c *Controller[O]) Name() string { return c.name }
 
 // Core is the podset controller behind the reconciler, for its
 // Expectations.
-func (c *Controller[O]) Core() *podset.Controller[O] { return c.core }
+func (c *Controller[O]) Core() *podset.Reconciler[O] { return c.core }
 
 // ReadyzCheck reports ready once the manager's pod and owner informers have
 // synced; mgr.AddReadyzCheck takes it.

@@ -84,6 +84,11 @@ func TestCompleteRejectsWhatItCannotUse(t *testing.T) {
 	assert.Error(t, err, "no describer")
 	_, err = NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, runtime.NewScheme()), replicaSetDescriber{}).Complete()
 	assert.ErrorContains(t, err, "not in the scheme")
+	// controller-runtime runs the queue and the workers: an option of
+	// podset's own driver would be ignored, so it is refused.
+	_, err = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, newScheme(t)), podgroup.Kind{}).
+		WithOptions(podset.WithUnreachableBackoffCap(time.Second), podset.WithDrainTimeout(0)).Complete()
+	assert.ErrorContains(t, err, "WithUnreachableBackoffCap, WithDrainTimeout configure New's driver")
 }
 
 func TestSharedInformerRefusesAWrappedInformer(t *testing.T) {
@@ -108,8 +113,8 @@ func podGroupRig(t *testing.T, ctx context.Context, group *unstructured.Unstruct
 	crClient := fake.NewClientBuilder().WithScheme(s).WithObjects(group).WithStatusSubresource(newGroup("", 0)).Build()
 	kind, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, crClient, crClient, crClient, s)
 	require.NoError(t, err)
-	core, err := podset.New(ctx, nil, podInformer{podInf}, groupInf, podset.Kind[*unstructured.Unstructured](kind),
-		append([]podset.Option{podset.WithoutEventHandlers(), podset.WithEventRecorder(record.NewFakeRecorder(100)),
+	core, err := podset.NewReconciler(ctx, podInformer{podInf}, groupInf, podset.Kind[*unstructured.Unstructured](kind),
+		append([]podset.Option{podset.WithEventRecorder(record.NewFakeRecorder(100)),
 			podset.WithPodWriter(podcontrol.ClientsetWriter(cluster.Client()))}, opts...)...)
 	require.NoError(t, err)
 	c := &Controller[*unstructured.Unstructured]{name: "podgroup", core: core, hasSynced: []toolscache.InformerSynced{podInf.HasSynced, groupInf.HasSynced}}

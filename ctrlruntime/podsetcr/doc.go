@@ -14,8 +14,9 @@
 // re-check), and the status is written to the status subresource through its
 // client, only when it changed and with one retry on a conflict.
 //
-// Complete registers podset's core with controller-runtime's builder as a
-// plain reconcile.Reconciler (Controller), watching owners and pods through
+// Complete builds podset's core alone (podset.NewReconciler: no queue, no
+// workers, no handlers of podset's own) and registers it with
+// controller-runtime's builder as a plain reconcile.Reconciler (Controller), watching owners and pods through
 // OwnerHandler and PodHandler, which feed podset's expectations from the
 // events (podset's Observe methods) and queue the owners. The manager then
 // runs it as any controller: under its leader election, on its queue (the
@@ -37,6 +38,8 @@
 // (cache.Options.DefaultNamespaces) wraps one informer per namespace, and
 // Complete refuses it with an error; restrict the cache with label or field
 // selectors instead. A podset option given an impossible value panics where
-// it is built (podset's convention); what podset.New still refuses is
-// reported by Complete.
+// it is built (podset's convention); what podset.NewReconciler refuses (among
+// it, the options of podset's own driver, which controller-runtime's
+// replaces: WithNames, WithMetricsProvider, WithDrainTimeout,
+// WithUnreachableBackoffCap) is reported by Complete.
 package podsetcr

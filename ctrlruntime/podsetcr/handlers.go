@@ -17,7 +17,7 @@ type queue = ctrlruntime.RequestQueue
 // deletions they fulfil and queues the owners they matter to, with
 // upstream ReplicaSet's rules (podset's Observe methods), orphans'
 // possible adopters included.
-type PodHandler[O client.Object] struct{ core *podset.Controller[O] }
+type PodHandler[O client.Object] struct{ core *podset.Reconciler[O] }
 
 // Create implements handler.EventHandler.
 func (h PodHandler[O]) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) {
@@ -41,7 +41,7 @@ func (h PodHandler[O]) Generic(context.Context, event.TypedGenericEvent[client.O
 
 // OwnerHandler queues owners on their events and, when one is deleted,
 // drops its expectations and read-your-writes record.
-type OwnerHandler[O client.Object] struct{ core *podset.Controller[O] }
+type OwnerHandler[O client.Object] struct{ core *podset.Reconciler[O] }
 
 // Create implements handler.EventHandler.
 func (h OwnerHandler[O]) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) {
