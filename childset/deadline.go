@@ -41,6 +41,20 @@ func (d deadlineWriter[C]) Delete(ctx context.Context, namespace, name string, o
 	})
 }
 
+// deleteAll deletes victims in parallel, one goroutine each, and returns
+// each delete's error in their order. The deletes share one deadline, the
+// timeout from the moment they all start (writedeadline.Each), as podset's
+// do: a context and a waiting goroutine per delete would cost more than
+// many a delete does. A delete still unanswered then is abandoned with a
+// deadline error.
+func (d deadlineWriter[C]) deleteAll(ctx context.Context, victims []C, owner runtime.Object) []error {
+	return writedeadline.Each(ctx, d.timeout, len(victims),
+		func(i int) string { return "deleting " + victims[i].GetNamespace() + "/" + victims[i].GetName() },
+		func(ctx context.Context, i int) error {
+			return d.w.Delete(ctx, victims[i].GetNamespace(), victims[i].GetName(), owner)
+		})
+}
+
 func (d deadlineWriter[C]) Patch(ctx context.Context, namespace, name string, data []byte) error {
 	return writedeadline.Do(ctx, d.timeout, "patching "+namespace+"/"+name, func(ctx context.Context) error {
 		return d.w.Patch(ctx, namespace, name, data)

@@ -51,21 +51,14 @@ type recordingPatcher[O Object, C Object] struct {
 }
 
 func (p recordingPatcher[O, C]) Patch(ctx context.Context, namespace, name string, data []byte) error {
-	op, ok := p.r.writer.(objectPatcher[C])
-	if !ok {
-		return p.r.writer.Patch(ctx, namespace, name, data)
-	}
-	patched, err := op.PatchObject(ctx, namespace, name, data)
+	// A writer that cannot tell what it patched gives the zero C, which
+	// records nothing.
+	patched, err := p.r.writer.PatchObject(ctx, namespace, name, data)
 	if err == nil {
 		p.r.wrote(p.ownerKey, patched)
 	}
 	return err
 }
 
-// PatchType keeps the writer's patch format, or the claim's default.
-func (p recordingPatcher[O, C]) PatchType() types.PatchType {
-	if pt, ok := p.r.writer.(claim.PatchTyper); ok {
-		return pt.PatchType()
-	}
-	return types.StrategicMergePatchType
-}
+// PatchType keeps the writer's patch format.
+func (p recordingPatcher[O, C]) PatchType() types.PatchType { return p.r.writer.PatchType() }

@@ -43,7 +43,7 @@ type Result struct {
 type Reconciler[O Object, C Object] struct {
 	spec   Spec[O, C]
 	kind   Kind[C]
-	writer objectcontrol.Interface[C]
+	writer deadlineWriter[C]
 	gvk    schema.GroupVersionKind
 	cfg    config
 	order  Order[C] // WithDeletionOrder's; nil for DefaultOrder
@@ -573,29 +573,24 @@ func childKeys[C Object](children []C) []string {
 // sendDeletions deletes victims, whose deletions the caller expects by
 // key, concurrently.
 func (r *Reconciler[O, C]) sendDeletions(ctx context.Context, owner O, expKey string, victims []C) error {
-	errs := make([]error, len(victims))
-	var wg sync.WaitGroup
-	for i, c := range victims {
-		wg.Go(func() {
-			err := r.writer.Delete(ctx, c.GetNamespace(), c.GetName(), owner)
-			if objectcontrol.OutcomeUnknown(err) {
-				// It may be gone already: its deletion stays expected
-				// until observed or resolved (resolveUnknown), or the
-				// next sync, reading a cache that still shows it,
-				// would delete another child in its place.
-				r.unsure.Add(expKey, unsure.Write[C]{Namespace: c.GetNamespace(), Name: c.GetName(), Delete: true})
-				errs[i] = err
-				return
+	errs := r.writer.deleteAll(ctx, victims, owner)
+	for i, err := range errs {
+		c := victims[i]
+		if objectcontrol.OutcomeUnknown(err) {
+			// It may be gone already: its deletion stays expected until
+			// observed or resolved (resolveUnknown), or the next sync,
+			// reading a cache that still shows it, would delete another
+			// child in its place.
+			r.unsure.Add(expKey, unsure.Write[C]{Namespace: c.GetNamespace(), Name: c.GetName(), Delete: true})
+			continue
+		}
+		if err != nil {
+			r.exp.DeletionObserved(expKey, childKey(c))
+			if apierrors.IsNotFound(err) {
+				errs[i] = nil
 			}
-			if err != nil {
-				r.exp.DeletionObserved(expKey, childKey(c))
-				if !apierrors.IsNotFound(err) {
-					errs[i] = err
-				}
-			}
-		})
+		}
 	}
-	wg.Wait()
 	return utilerrors.NewAggregate(errs)
 }
 
