@@ -34,14 +34,36 @@ import (
 // implement RolloutSpec: children of every template count alike and none
 // is labelled. An owner being deleted is synced that way too: no revision
 // is written for it.
+//
+// The history limit and the collision count are optional
+// (HistoryLimitSpec, CollisionCountSpec), for kinds that have such fields.
 type RolloutSpec[O Object] interface {
 	// RollingUpdate is the owner's rolling update, and whether it has one.
 	// Bounds that RollingUpdate.Bounds refuses get a Warning event
 	// (ReasonRollingUpdateInvalid) and no creation or deletion.
 	RollingUpdate(owner O) (RollingUpdate, bool)
+}
+
+// DefaultRevisionHistoryLimit is how many revisions no child is at are kept
+// for an owner whose Spec is not a HistoryLimitSpec, as Deployments and
+// StatefulSets keep by default.
+const DefaultRevisionHistoryLimit = 10
+
+// HistoryLimitSpec is implemented by a RolloutSpec whose owners say how many
+// revisions to keep, as revisionHistoryLimit does.
+type HistoryLimitSpec[O Object] interface {
 	// RevisionHistoryLimit is how many revisions no child is at are kept,
 	// besides the current and update ones; below zero counts as zero.
 	RevisionHistoryLimit(owner O) int32
+}
+
+// CollisionCountSpec is implemented by a RolloutSpec whose owners persist
+// Status.CollisionCount, as StatefulSets and Deployments do. Without it
+// every sync starts from zero: a revision whose name collides is then
+// looked for under the same names again, which costs a request only when a
+// new template is recorded, since a recorded revision is found by its
+// content.
+type CollisionCountSpec[O Object] interface {
 	// CollisionCount is the count Status.CollisionCount last reported, as
 	// persisted in the owner's status; nil means zero.
 	CollisionCount(owner O) *int32
@@ -80,8 +102,10 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 		return nil, errRefused
 	}
 	ro := &rollout[C]{settings: settings, bounds: bounds, template: template}
-	if count := spec.CollisionCount(owner); count != nil {
-		ro.collisionCount = *count
+	if counted, ok := spec.(CollisionCountSpec[O]); ok {
+		if count := counted.CollisionCount(owner); count != nil {
+			ro.collisionCount = *count
+		}
 	}
 	revisions, err := r.ownedRevisions(ctx, owner, selector)
 	if err != nil {
@@ -94,7 +118,11 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 	ro.current = currentRevision(ro.revisions, ro.update, active)
 	// The rollout does not wait for the history: a revision that could not
 	// be pruned is pruned by a later sync.
-	if err := r.pruneRevisions(ctx, ro, children, int(max(spec.RevisionHistoryLimit(owner), 0))); err != nil {
+	limit := int32(DefaultRevisionHistoryLimit)
+	if limited, ok := spec.(HistoryLimitSpec[O]); ok {
+		limit = limited.RevisionHistoryLimit(owner)
+	}
+	if err := r.pruneRevisions(ctx, ro, children, int(max(limit, 0))); err != nil {
 		klog.FromContext(ctx).Error(err, "Pruning revisions", "kind", r.gvk.Kind, "owner", klog.KObj(owner))
 	}
 	return ro, nil

@@ -667,3 +667,49 @@ func TestRolloutPruneFailureDoesNotBlock(t *testing.T) {
 	}
 	assert.Equal(t, []string{"web-stuck", e.spec.last().UpdateRevision}, kept, "the v1 revision pruned, the stuck one kept")
 }
+
+// bareRolloutSpec rolls out as rolloutSpec does, for a kind with neither a
+// history limit nor a collision count in its objects.
+type bareRolloutSpec struct {
+	rsSpec
+	s *rolloutSpec
+}
+
+func (b bareRolloutSpec) NewChild(rs *appsv1.ReplicaSet) (*v1.ConfigMap, error) { return b.s.NewChild(rs) }
+func (b bareRolloutSpec) RollingUpdate(rs *appsv1.ReplicaSet) (childset.RollingUpdate, bool) {
+	return b.s.RollingUpdate(rs)
+}
+func (b bareRolloutSpec) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st childset.Status) error {
+	return b.s.UpdateStatus(ctx, rs, st)
+}
+
+// A RolloutSpec without HistoryLimitSpec keeps DefaultRevisionHistoryLimit
+// idle revisions; one without CollisionCountSpec finds its revision again
+// by content after a collision, without persisting the count.
+func TestRolloutWithoutHistoryLimitOrCollisionCount(t *testing.T) {
+	e := newRollEnv(t, 1, childset.RollingUpdate{MaxSurge: num(1), MaxUnavailable: num(0)})
+	e.r = childset.NewReconciler[*appsv1.ReplicaSet](bareRolloutSpec{rsSpec: e.spec.rsSpec, s: e.spec},
+		readySinceKind{cmKind{childset.IndexerLister[*v1.ConfigMap](e.children)}}, configMapControl(e.client, nil),
+		childset.WithEventRecorder(e.recorder), childset.WithClock(e.clock), childset.WithRevisions(e.history))
+	raw, err := json.Marshal(rolloutTemplate(e.owner))
+	require.NoError(t, err)
+	zero := int32(0)
+	taken := history.ControllerRevisionName("web", history.HashControllerRevision(&appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: raw}}, &zero))
+	require.NoError(t, e.revisions.Add(&appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: taken, Labels: map[string]string{"app": "web"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(e.owner, rsGVK)}},
+		Data: runtime.RawExtension{Raw: []byte(`{"other":"data"}`)}, Revision: 1,
+	}))
+	e.settle()
+	first := e.spec.last().UpdateRevision
+	assert.NotEqual(t, taken, first)
+	e.settle()
+	assert.Equal(t, first, e.spec.last().UpdateRevision, "the same revision, found by its content")
+	assert.Len(t, e.revisionList(), 2)
+
+	for i := range childset.DefaultRevisionHistoryLimit + 2 {
+		e.rollTo(fmt.Sprintf("v%d", i+2), 1, 0)
+	}
+	e.reconcile("web")
+	assert.Len(t, e.revisionList(), childset.DefaultRevisionHistoryLimit+1, "the update revision and the newest idle ones")
+}

@@ -39,7 +39,7 @@ type Status struct {
 	CurrentRevision, UpdateRevision string
 	// CollisionCount is the count of hash collisions met creating
 	// revisions. Persist it in the owner's status and return it from
-	// RolloutSpec.CollisionCount, as StatefulSets and Deployments do.
+	// CollisionCountSpec.CollisionCount, as StatefulSets and Deployments do.
 	CollisionCount int32
 }
 

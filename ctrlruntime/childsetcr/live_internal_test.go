@@ -46,3 +46,30 @@ func TestLiveSpecReadsTheLiveReader(t *testing.T) {
 	_, err = spec.GetLive(context.Background(), "ns", "gone")
 	assert.True(t, apierrors.IsNotFound(err))
 }
+
+type rsRolling struct{ rsOnly }
+
+func (rsRolling) RollingUpdate(*appsv1.ReplicaSet) (childset.RollingUpdate, bool) {
+	return childset.RollingUpdate{}, true
+}
+
+type rsRollingWithHistory struct{ rsRolling }
+
+func (rsRollingWithHistory) RevisionHistoryLimit(*appsv1.ReplicaSet) int32 { return 3 }
+func (rsRollingWithHistory) CollisionCount(*appsv1.ReplicaSet) *int32 {
+	n := int32(2)
+	return &n
+}
+
+// The host's wrapper keeps a rolling Spec's optional history limit and
+// collision count, and answers for a Spec without them as the core would.
+func TestCompleteSpecForwardsTheRolloutOptions(t *testing.T) {
+	reader := fake.NewClientBuilder().Build()
+	with := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRollingWithHistory{}, reader, nil)
+	require.Implements(t, (*childset.HistoryLimitSpec[*appsv1.ReplicaSet])(nil), with)
+	assert.EqualValues(t, 3, with.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
+	assert.EqualValues(t, 2, *with.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
+	without := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRolling{}, reader, nil)
+	assert.EqualValues(t, childset.DefaultRevisionHistoryLimit, without.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
+	assert.Nil(t, without.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
+}

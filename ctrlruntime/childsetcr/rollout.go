@@ -27,10 +27,30 @@ type hostedSpec[O, C client.Object] interface {
 	childset.LiveReader[O]
 }
 
-// rollingSpec is a hostedSpec whose user Spec rolls out.
+// rollingSpec is a hostedSpec whose user Spec rolls out. It forwards the
+// optional history limit and collision count, whose absence and a neutral
+// answer mean the same to the core.
 type rollingSpec[O, C client.Object] struct {
 	hostedSpec[O, C]
 	childset.RolloutSpec[O]
+}
+
+// RevisionHistoryLimit forwards to the user's HistoryLimitSpec; without one
+// it is the core's default.
+func (s rollingSpec[O, C]) RevisionHistoryLimit(owner O) int32 {
+	if l, ok := s.RolloutSpec.(childset.HistoryLimitSpec[O]); ok {
+		return l.RevisionHistoryLimit(owner)
+	}
+	return childset.DefaultRevisionHistoryLimit
+}
+
+// CollisionCount forwards to the user's CollisionCountSpec; without one it
+// is nil, which the core reads as zero.
+func (s rollingSpec[O, C]) CollisionCount(owner O) *int32 {
+	if c, ok := s.RolloutSpec.(childset.CollisionCountSpec[O]); ok {
+		return c.CollisionCount(owner)
+	}
+	return nil
 }
 
 // completeSpec returns spec as the core's Spec: spec itself when it has a
