@@ -21,6 +21,10 @@
 // owners whose selector matches it. OwnerHandler forgets the expectations
 // of a deleted owner.
 //
+// A Spec that also implements StatusSetter has the sync's counts written to
+// its owners' status subresource, only when they change (see
+// ExampleStatusSetter: a new kind with its status in about twenty lines).
+//
 // A Spec that also implements childset.RolloutSpec gets rolling updates
 // with no further option: its revisions are ControllerRevisions kept
 // through crhistory over the manager's client and cache, and a revision

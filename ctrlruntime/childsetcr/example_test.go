@@ -97,3 +97,41 @@ func ExampleNewCore() {
 	// train-0 owned by train
 	// train-1 owned by train
 }
+
+// configPool is configSet with its counts in the owner's status: with
+// configMaps, the whole adapter of a new kind.
+type configPool struct{ configSet }
+
+func (configPool) SetStatus(s *appsv1.StatefulSet, st childset.Status) {
+	s.Status.Replicas, s.Status.ReadyReplicas = st.Replicas, st.ReadyReplicas
+	s.Status.AvailableReplicas, s.Status.ObservedGeneration = st.AvailableReplicas, st.ObservedGeneration
+}
+
+// A Spec that sets the status has it written to the status subresource
+// after every sync that changes it.
+func ExampleStatusSetter() {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	owner := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "pool", UID: types.UID("pool-uid"), Generation: 3},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"set": "pool"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"set": "pool"}}},
+		},
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(owner).WithStatusSubresource(owner).
+		WithIndex(&corev1.ConfigMap{}, childsetcr.ControllerField, childsetcr.IndexByController).Build()
+	core, err := childsetcr.NewCore(c, nil, nil, configPool{}, configMaps{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := childsetcr.NewReconciler(core)
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "pool"}}
+	_, _ = r.Reconcile(context.Background(), req) // creates two ConfigMaps; saw none
+	_, _ = r.Reconcile(context.Background(), req) // sees them
+	_ = c.Get(context.Background(), req.NamespacedName, owner)
+	fmt.Println("replicas:", owner.Status.Replicas, "ready:", owner.Status.ReadyReplicas, "observed generation:", owner.Status.ObservedGeneration)
+	// Output: replicas: 2 ready: 2 observed generation: 3
+}

@@ -65,11 +65,11 @@ func (rsRollingWithHistory) CollisionCount(*appsv1.ReplicaSet) *int32 {
 // collision count, and answers for a Spec without them as the core would.
 func TestCompleteSpecForwardsTheRolloutOptions(t *testing.T) {
 	reader := fake.NewClientBuilder().Build()
-	with := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRollingWithHistory{}, reader, nil)
+	with := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRollingWithHistory{}, reader, nil, nil)
 	require.Implements(t, (*childset.HistoryLimitSpec[*appsv1.ReplicaSet])(nil), with)
 	assert.EqualValues(t, 3, with.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
 	assert.EqualValues(t, 2, *with.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
-	without := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRolling{}, reader, nil)
+	without := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRolling{}, reader, nil, nil)
 	assert.EqualValues(t, childset.DefaultRevisionHistoryLimit, without.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
 	assert.Nil(t, without.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
 }

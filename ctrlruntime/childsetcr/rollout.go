@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
 )
 
 // A Spec the host completes with Get must keep the optional interfaces the
@@ -56,13 +57,15 @@ func (s rollingSpec[O, C]) CollisionCount(owner O) *int32 {
 // completeSpec returns spec as the core's Spec: spec itself when it has a
 // Get of its own; otherwise spec reading owners through cache, and live
 // (nil: cache) before an adoption.
-func completeSpec[O, C client.Object](spec Spec[O, C], cache, live client.Reader) childset.Spec[O, C] {
+func completeSpec[O, C client.Object](spec Spec[O, C], cache, live client.Reader, status client.StatusClient) childset.Spec[O, C] {
 	if full, ok := spec.(childset.Spec[O, C]); ok {
 		return full
 	}
-	var hosted hostedSpec[O, C] = cachedSpec[O, C]{Spec: spec, reader: cache}
+	cached := cachedSpec[O, C]{Spec: spec, reader: cache, status: status, reread: cache}
+	var hosted hostedSpec[O, C] = cached
 	if live != nil {
-		hosted = liveSpec[O, C]{cachedSpec[O, C]{Spec: spec, reader: cache}, live}
+		cached.reread = live
+		hosted = liveSpec[O, C]{cached, live}
 	}
 	if rolls, ok := spec.(childset.RolloutSpec[O]); ok {
 		return rollingSpec[O, C]{hosted, rolls}
@@ -70,11 +73,19 @@ func completeSpec[O, C client.Object](spec Spec[O, C], cache, live client.Reader
 	return hosted
 }
 
-// UpdateStatus forwards to the user's StatusSpec; without one it writes
+// UpdateStatus forwards to the user's StatusSpec, or writes what its
+// StatusSetter sets (crclient.UpdateStatus); without either it writes
 // nothing, as the core does.
 func (s cachedSpec[O, C]) UpdateStatus(ctx context.Context, owner O, st childset.Status) error {
-	if w, ok := s.Spec.(childset.StatusSpec[O]); ok {
-		return w.UpdateStatus(ctx, owner, st)
+	switch user := s.Spec.(type) {
+	case childset.StatusSpec[O]:
+		return user.UpdateStatus(ctx, owner, st)
+	case StatusSetter[O]:
+		_, err := crclient.UpdateStatus(ctx, s.status, owner, func(o O) { user.SetStatus(o, st) },
+			func(ctx context.Context) (O, error) {
+				return s.read(ctx, s.reread, owner.GetNamespace(), owner.GetName())
+			})
+		return err
 	}
 	return nil
 }
@@ -91,15 +102,7 @@ func (s cachedSpec[O, C]) MinReadySeconds(owner O) int32 {
 // GetLive, for a cachedSpec, reads the cache again: with no live reader the
 // cached owner decides, as it does in the core.
 func (s cachedSpec[O, C]) GetLive(ctx context.Context, namespace, name string) (O, error) {
-	var zero O
-	owner, err := newObject[O](s.GroupVersionKind())
-	if err != nil {
-		return zero, err
-	}
-	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
-		return zero, err
-	}
-	return owner, nil
+	return s.read(ctx, s.reader, namespace, name)
 }
 
 // checkRevisionScheme refuses a scheme without ControllerRevisions: the

@@ -74,8 +74,9 @@ type Kind[C client.Object] interface {
 // apps/v1 (an error otherwise), and the controller's RBAC needs get, list,
 // watch, create, update, patch and delete on
 // apps/controllerrevisions. The optional interfaces of childset
-// (StatusSpec, MinReadySpec, RolloutSpec) are honoured on a spec without
-// Get as on a whole childset.Spec.
+// (StatusSpec, MinReadySpec, RolloutSpec, HistoryLimitSpec,
+// CollisionCountSpec) are honoured on a spec without Get as on a whole
+// childset.Spec; StatusSetter serves a spec without Get.
 //
 // ControllerField is registered on the child kind in the manager's cache
 // when the controller starts, with its event sources and before its first
@@ -118,7 +119,7 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	// Owners from the cache, and the owner checked live before an adoption,
 	// as upstream re-reads it: a cached owner may not show yet that it is
 	// being deleted.
-	full := completeSpec(spec, owners, mgr.GetAPIReader())
+	full := completeSpec(spec, owners, mgr.GetAPIReader(), mgr.GetClient())
 	coreOpts := cfg.childset
 	_, rolls := full.(childset.RolloutSpec[O])
 	if rolls {
@@ -217,7 +218,7 @@ func NewCore[O, C client.Object](c client.Client, reader client.Reader, recorder
 	if err != nil {
 		return nil, fmt.Errorf("childsetcr: the child kind: %w", err)
 	}
-	fullSpec := completeSpec(spec, reader, nil)
+	fullSpec := completeSpec(spec, reader, nil, c)
 	if _, rolls := fullSpec.(childset.RolloutSpec[O]); rolls {
 		if err := checkRevisionScheme(c.Scheme()); err != nil {
 			return nil, err
@@ -242,23 +243,31 @@ func NewCore[O, C client.Object](c client.Client, reader client.Reader, recorder
 		append([]childset.Option{childset.WithEventRecorder(recorder)}, opts...)...), nil
 }
 
-// cachedSpec completes a Spec with Get from the manager's cache.
+// cachedSpec completes a Spec with Get from the manager's cache, and with
+// the status write of a StatusSetter through status, re-reading a
+// conflicting owner through reread.
 type cachedSpec[O, C client.Object] struct {
 	Spec[O, C]
 	reader client.Reader
+	status client.StatusClient
+	reread client.Reader
 }
 
 func (s cachedSpec[O, C]) Get(namespace, name string) (O, error) {
-	owner, err := newObject[O](s.GroupVersionKind())
-	if err != nil {
-		var zero O
-		return zero, err
-	}
 	// A NotFound error goes back as it is: the core reads it as the owner
 	// gone. The cache's reads never block once it synced, and the core's
 	// Spec has no context to pass.
-	if err := s.reader.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
-		var zero O
+	return s.read(context.Background(), s.reader, namespace, name)
+}
+
+// read reads the owner called name from reader into a new object.
+func (s cachedSpec[O, C]) read(ctx context.Context, reader client.Reader, namespace, name string) (O, error) {
+	var zero O
+	owner, err := newObject[O](s.GroupVersionKind())
+	if err != nil {
+		return zero, err
+	}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
 		return zero, err
 	}
 	return owner, nil
@@ -272,15 +281,7 @@ type liveSpec[O, C client.Object] struct {
 }
 
 func (s liveSpec[O, C]) GetLive(ctx context.Context, namespace, name string) (O, error) {
-	var zero O
-	owner, err := newObject[O](s.GroupVersionKind())
-	if err != nil {
-		return zero, err
-	}
-	if err := s.live.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, owner); err != nil {
-		return zero, err
-	}
-	return owner, nil
+	return s.read(ctx, s.live, namespace, name)
 }
 
 // cachedKind completes a Kind with the cache's Lister.

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
@@ -109,22 +109,10 @@ func (k *Kind[O]) GetUncached(ctx context.Context, namespace, name string) (O, e
 // ReplicaSet status update, a failed write is retried once, on a fresh read
 // from the API server (a conflict is the usual cause).
 func (k *Kind[O]) UpdateStatus(ctx context.Context, owner O, in podset.StatusInput) (O, error) {
-	kind := k.GroupVersionKind().Kind
-	for attempt := 0; ; attempt++ {
-		next := owner.DeepCopyObject().(O) //nolint:forcetypeassert // a copy has the type of its original
-		k.SetStatus(next, in)
-		if equality.Semantic.DeepEqual(owner, next) {
-			return owner, nil
-		}
-		err := k.writer.Status().Update(ctx, next)
-		if err == nil {
-			return next, nil
-		}
-		if attempt > 0 {
-			return *new(O), fmt.Errorf("update status of %s %s/%s: %w", kind, owner.GetNamespace(), owner.GetName(), err)
-		}
-		if owner, err = k.GetUncached(ctx, owner.GetNamespace(), owner.GetName()); err != nil {
-			return *new(O), fmt.Errorf("re-read %s for its status: %w", kind, err)
-		}
+	updated, err := crclient.UpdateStatus(ctx, k.writer, owner, func(o O) { k.SetStatus(o, in) },
+		func(ctx context.Context) (O, error) { return k.GetUncached(ctx, owner.GetNamespace(), owner.GetName()) })
+	if err != nil {
+		return updated, fmt.Errorf("%s: %w", k.GroupVersionKind().Kind, err)
 	}
+	return updated, nil
 }
