@@ -1,27 +1,22 @@
 package gang
 
 import (
-	"context"
-	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
-// GangAdapter tells childset what a Gang wants, and writes its status
-// through Client's status subresource.
-type GangAdapter struct{ Client client.Client }
+// GangAdapter tells childset what a Gang wants, and what goes in its status.
+type GangAdapter struct{}
 
 // GroupVersionKind is Gang's.
 func (GangAdapter) GroupVersionKind() schema.GroupVersionKind { return GroupVersion.WithKind("Gang") }
@@ -61,25 +56,18 @@ func (GangAdapter) CollisionCount(g *Gang) *int32 { return g.Status.CollisionCou
 // MinReadySeconds is spec.minReadySeconds.
 func (GangAdapter) MinReadySeconds(g *Gang) int32 { return g.Spec.MinReadySeconds }
 
-// UpdateStatus writes what the sync saw, when it changed, as a merge patch
-// of the status subresource.
-func (a GangAdapter) UpdateStatus(ctx context.Context, g *Gang, st childset.Status) error {
-	want := GangStatus{ObservedGeneration: st.ObservedGeneration, Replicas: st.Replicas,
+// SetStatus copies what the sync saw into the status; childsetcr writes it
+// when it changed. The collision count is the one the rollout reports, and
+// is kept as it was while the Gang does not roll out.
+func (GangAdapter) SetStatus(g *Gang, st childset.Status) {
+	collisions := g.Status.CollisionCount
+	if st.UpdateRevision != "" {
+		collisions = &st.CollisionCount
+	}
+	g.Status = GangStatus{ObservedGeneration: st.ObservedGeneration, Replicas: st.Replicas,
 		ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas, UpdatedReplicas: st.UpdatedReplicas,
 		CurrentReplicas: st.CurrentReplicas, TerminatingReplicas: st.TerminatingReplicas,
-		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: g.Status.CollisionCount}
-	if st.UpdateRevision != "" {
-		want.CollisionCount = &st.CollisionCount
-	}
-	if equality.Semantic.DeepEqual(g.Status, want) {
-		return nil
-	}
-	if a.Client == nil {
-		return errors.New("gang: GangAdapter has no Client to write the status with")
-	}
-	updated := g.DeepCopy()
-	updated.Status = want
-	return a.Client.Status().Patch(ctx, updated, client.MergeFrom(g))
+		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: collisions}
 }
 
 // PodAdapter tells childset which pods are ready.
@@ -107,7 +95,7 @@ type Controller = childsetcr.Reconciler[*Gang, *corev1.Pod]
 // watch, create, update, patch, delete) for the rollout history. Pods are indexed:
 // <gang>-0 .. <gang>-(n-1). opts come after the defaults, so theirs win.
 func SetupWithManager(mgr ctrl.Manager, opts ...childsetcr.Option) (*Controller, error) {
-	return childsetcr.SetupWithManager[*Gang, *corev1.Pod](mgr, GangAdapter{mgr.GetClient()}, PodAdapter{},
+	return childsetcr.SetupWithManager[*Gang, *corev1.Pod](mgr, GangAdapter{}, PodAdapter{},
 		append([]childsetcr.Option{childsetcr.WithName("gang"),
 			childsetcr.WithChildSetOptions(childset.WithIndexedNames(nil))}, opts...)...)
 }

@@ -50,7 +50,7 @@ func newFixture(t *testing.T, replicas int32) fixture {
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(g).WithStatusSubresource(&gang.Gang{}, &corev1.Pod{}).
 		WithIndex(&corev1.Pod{}, childsetcr.ControllerField, childsetcr.IndexByController).Build()
-	core, err := childsetcr.NewCore(c, nil, nil, gang.GangAdapter{Client: c}, gang.PodAdapter{}, childset.WithIndexedNames(nil))
+	core, err := childsetcr.NewCore(c, nil, nil, gang.GangAdapter{}, gang.PodAdapter{}, childset.WithIndexedNames(nil))
 	require.NoError(t, err)
 	return fixture{c: c, core: core, r: childsetcr.NewReconciler(core)}
 }

@@ -1,26 +1,21 @@
 package workerset
 
 import (
-	"context"
-	"errors"
 	"maps"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 )
 
-// SetAdapter tells childset what a WorkerSet wants, and writes its status
-// through Client's status subresource.
-type SetAdapter struct{ Client client.Client }
+// SetAdapter tells childset what a WorkerSet wants, and what goes in its status.
+type SetAdapter struct{}
 
 // GroupVersionKind is WorkerSet's.
 func (SetAdapter) GroupVersionKind() schema.GroupVersionKind {
@@ -67,25 +62,18 @@ func (SetAdapter) CollisionCount(s *WorkerSet) *int32 { return s.Status.Collisio
 // MinReadySeconds is spec.minReadySeconds.
 func (SetAdapter) MinReadySeconds(s *WorkerSet) int32 { return s.Spec.MinReadySeconds }
 
-// UpdateStatus writes what the sync saw, when it changed, as a merge patch
-// of the status subresource.
-func (a SetAdapter) UpdateStatus(ctx context.Context, s *WorkerSet, st childset.Status) error {
-	want := WorkerSetStatus{ObservedGeneration: st.ObservedGeneration, Replicas: st.Replicas,
+// SetStatus copies what the sync saw into the status; childsetcr writes it
+// when it changed. The collision count is the one the rollout reports, and
+// is kept as it was while the WorkerSet does not roll out.
+func (SetAdapter) SetStatus(s *WorkerSet, st childset.Status) {
+	collisions := s.Status.CollisionCount
+	if st.UpdateRevision != "" {
+		collisions = &st.CollisionCount
+	}
+	s.Status = WorkerSetStatus{ObservedGeneration: st.ObservedGeneration, Replicas: st.Replicas,
 		ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas, UpdatedReplicas: st.UpdatedReplicas,
 		CurrentReplicas: st.CurrentReplicas, TerminatingReplicas: st.TerminatingReplicas,
-		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: s.Status.CollisionCount}
-	if st.UpdateRevision != "" {
-		want.CollisionCount = &st.CollisionCount
-	}
-	if equality.Semantic.DeepEqual(s.Status, want) {
-		return nil
-	}
-	if a.Client == nil {
-		return errors.New("workerset: SetAdapter has no Client to write the status with")
-	}
-	updated := s.DeepCopy()
-	updated.Status = want
-	return a.Client.Status().Patch(ctx, updated, client.MergeFrom(s))
+		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: collisions}
 }
 
 // WorkerAdapter tells childset which Workers are ready: the ones deleted
@@ -113,6 +101,6 @@ type Controller = childsetcr.Reconciler[*WorkerSet, *Worker]
 // watch, create, update, patch, delete) for the rollout history. opts come after the
 // name, so a WithName among them wins.
 func SetupWithManager(mgr ctrl.Manager, opts ...childsetcr.Option) (*Controller, error) {
-	return childsetcr.SetupWithManager[*WorkerSet, *Worker](mgr, SetAdapter{mgr.GetClient()}, WorkerAdapter{},
+	return childsetcr.SetupWithManager[*WorkerSet, *Worker](mgr, SetAdapter{}, WorkerAdapter{},
 		append([]childsetcr.Option{childsetcr.WithName("workerset")}, opts...)...)
 }

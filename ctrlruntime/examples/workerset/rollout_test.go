@@ -35,7 +35,7 @@ func newRollFixture(t *testing.T, set *workerset.WorkerSet) rollFixture {
 	require.NoError(t, workerset.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(set).WithStatusSubresource(&workerset.WorkerSet{}, &workerset.Worker{}).
 		WithIndex(&workerset.Worker{}, childsetcr.ControllerField, childsetcr.IndexByController).Build()
-	core, err := childsetcr.NewCore(c, nil, nil, workerset.SetAdapter{Client: c}, workerset.WorkerAdapter{})
+	core, err := childsetcr.NewCore(c, nil, nil, workerset.SetAdapter{}, workerset.WorkerAdapter{})
 	require.NoError(t, err)
 	return rollFixture{c: c, core: core}
 }

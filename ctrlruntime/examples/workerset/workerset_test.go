@@ -54,7 +54,7 @@ func reconcileOnce(t *testing.T, recorder record.EventRecorder, objs ...client.O
 	require.NoError(t, workerset.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&workerset.WorkerSet{}).
 		WithIndex(&workerset.Worker{}, childsetcr.ControllerField, childsetcr.IndexByController).Build()
-	core, err := childsetcr.NewCore(c, nil, recorder, workerset.SetAdapter{Client: c}, workerset.WorkerAdapter{})
+	core, err := childsetcr.NewCore(c, nil, recorder, workerset.SetAdapter{}, workerset.WorkerAdapter{})
 	require.NoError(t, err)
 	res, err := childsetcr.NewReconciler(core).Reconcile(context.Background(),
 		reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "pool"}})
