@@ -20,6 +20,13 @@
 // has seen the gained ranges before any write on them, which a restart gives
 // for free (new caches sync before the controller starts).
 //
+// A Runner does all of that for a controller: it runs the Member and, for
+// each share, an epoch of the Work a build function makes over
+// Epoch.ListWatch, with every sync fenced by Epoch.Fence (the member's
+// Guard, plus a wait for the last epoch's writes to settle), the owners of
+// gained ranges queued first, and a periodic sweep of owners whose status
+// is behind.
+//
 // Server-side selection needs k8s.io/apimachinery v0.36 (Kubernetes 1.36),
 // which has ListOptions.ShardSelector and ListMeta.ShardInfo; the package
 // finds those fields by name (ServerSelection), so it builds from v0.34 on

@@ -103,6 +103,7 @@ type Member struct {
 	nextGuard  uint64
 	guardsIdle chan struct{} // closed and replaced when the last guard returns
 	peerSkew   time.Duration // largest proven peer clock offset, for PeerClockSkew
+	wake       []*func()     // Runners told of every change of active
 }
 
 // drain is a set of given-up ranges that stay claimed until until, or until
@@ -437,16 +438,36 @@ func (m *Member) claimsLocked() Ranges {
 	return claims
 }
 
-// notify calls the change callback when the held ranges differ from before.
+// notify calls the change callback, and wakes every Runner over the
+// member, when the held ranges differ from before.
 func (m *Member) notify(before Ranges) {
-	if m.cfg.onChange == nil {
-		return
-	}
 	m.mu.Lock()
 	after := slices.Clone(m.active)
+	wake := slices.Clone(m.wake)
 	m.mu.Unlock()
-	if !after.Equal(before) {
+	if after.Equal(before) {
+		return
+	}
+	if m.cfg.onChange != nil {
 		m.cfg.onChange(after)
+	}
+	for _, w := range wake {
+		(*w)()
+	}
+}
+
+// subscribe calls fn, from Run's goroutine, after each change of the held
+// ranges, until the returned function ends the subscription. fn must not
+// block.
+func (m *Member) subscribe(fn func()) (unsubscribe func()) {
+	w := &fn
+	m.mu.Lock()
+	m.wake = append(m.wake, w)
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.wake = slices.DeleteFunc(m.wake, func(c *func()) bool { return c == w })
 	}
 }
 

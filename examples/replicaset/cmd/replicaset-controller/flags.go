@@ -80,7 +80,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.shard.leaseDuration, "shard-lease-duration", shard.DefaultLeaseDuration, "how long a replica's share stays its own after its last renewal; whole seconds")
 	fs.DurationVar(&o.shard.renewInterval, "shard-renew-interval", shard.DefaultRenewInterval, "how often a replica renews its Lease and recomputes the shares")
 	fs.DurationVar(&o.shard.safetyMargin, "shard-safety-margin", shard.DefaultSafetyMargin, "how much before its Lease expires a replica stops writing, and how long a range it gave up stays claimed after its last write: covers clock skew between replicas and writes still landing after they were cancelled")
-	fs.DurationVar(&o.shard.sweepInterval, "shard-sweep-interval", defaultSweepInterval, "how often a replica queues every owner of its share whose status lags its spec, a bound on any missed event")
+	fs.DurationVar(&o.shard.sweepInterval, "shard-sweep-interval", 30*time.Second, "how often a replica queues every owner of its share whose status lags its spec, a bound on any missed event")
 	fs.BoolVar(&o.demo, "demo", true, "simulated mode only: play the scripted demo and exit; false keeps the simulated cluster running idle")
 	fs.DurationVar(&o.simDelay, "sim-startup-delay", simcluster.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
 	fs.IntVar(&o.simNodes, "sim-nodes", simcluster.DefaultNodes, "simulated mode only: number of fake nodes")

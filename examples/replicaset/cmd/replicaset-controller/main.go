@@ -34,7 +34,9 @@
 // codes), flags.go, clients.go (which cluster, and the request timeout),
 // preflight.go (reachability and permissions), serve.go (the controller with
 // its health and metrics servers, under leader election when asked), then
-// leader.go, health.go, metrics.go and events.go. The simulated mode is
+// leader.go, health.go, metrics.go, events.go and sharded.go (with
+// --shard-ring, the controller of one share, which shard.Runner runs per
+// share and restarts when the share changes). The simulated mode is
 // simulated.go, which runs that same serve on an in-memory cluster, and the
 // scripted demo in internal/demo.
 package main

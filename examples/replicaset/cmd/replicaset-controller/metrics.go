@@ -125,6 +125,22 @@ func (m *controllerMetrics) ObserveSync(kind string, took time.Duration, err err
 	m.syncTime.WithLabelValues(controller).Observe(took.Seconds())
 }
 
+// resetQueueGauges zeroes the work queue's gauges once a ring epoch's
+// controller has stopped: a queue shut down at once keeps its items, and
+// with them its depth, while the next epoch's queue starts empty and
+// publishes under the same name.
+func (m *controllerMetrics) resetQueueGauges(kind string) {
+	name := "replicaset"
+	if kind == kindReplicationController {
+		name = "replicationmanager"
+	}
+	for _, g := range []any{m.queue.NewDepthMetric(name), m.queue.NewUnfinishedWorkSecondsMetric(name), m.queue.NewLongestRunningProcessorSecondsMetric(name)} {
+		if s, ok := g.(interface{ Set(float64) }); ok {
+			s.Set(0)
+		}
+	}
+}
+
 // ObserveDeletionAgeRatio records one Ready victim's age ratio.
 func (m *controllerMetrics) ObserveDeletionAgeRatio(r float64) { m.ageRatio.Observe(r) }
 

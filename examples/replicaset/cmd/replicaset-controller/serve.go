@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/podset"
+	"github.com/ctrlkit/ctrlkit/shard"
 )
 
 // serve runs the controller (under a lease when asked) until drain is closed
@@ -42,10 +43,10 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 	// With --shard-ring the ring runner builds a controller per share
 	// (sharded.go); otherwise one controller manages everything.
 	var ctrl *replicaset.Controller
-	var ring *ringRunner
+	var ring *shard.Runner
 	var err error
 	if o.shard.enabled() {
-		ring, err = newRingRunner(o, cs, opts, metrics)
+		ring, err = newRing(o, cs, opts, metrics)
 	} else {
 		ctrl, err = newController(ctx, o.kind, client, factory, opts)
 	}
@@ -62,7 +63,7 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 			return nil // a standby is ready to take over
 		}
 		if ring != nil {
-			return ring.ready()
+			return ring.Ready()
 		}
 		if !ctrl.HasSynced() {
 			return errors.New("informer caches not synced")
@@ -112,7 +113,7 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 		factory.Shutdown()
 	}
 	if ring != nil {
-		return ring.run(ctx, drain)
+		return ring.Run(ctx, drain)
 	}
 	if !o.lease.enabled {
 		work(ctx)

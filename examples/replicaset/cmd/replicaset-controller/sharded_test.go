@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 
-	"github.com/ctrlkit/ctrlkit/shard"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -174,7 +174,8 @@ func TestLaggingOwners(t *testing.T) {
 		Spec:       v1.ReplicationControllerSpec{Replicas: new(int32(2))},
 		Status:     v1.ReplicationControllerStatus{Replicas: 2, ObservedGeneration: 2},
 	}
-	got := lagging([]any{
+	var got []string
+	for _, obj := range []any{
 		rs("settled", new(int32(12)), 12, 2, 2),
 		rs("unobserved", new(int32(12)), 12, 2, 1),
 		rs("short", new(int32(12)), 10, 2, 2),
@@ -183,122 +184,34 @@ func TestLaggingOwners(t *testing.T) {
 		rs("nil-replicas-empty", nil, 0, 1, 1),
 		rc,
 		"not an owner",
-	})
+	} {
+		if lagging(obj) {
+			key, err := cache.MetaNamespaceKeyFunc(obj)
+			require.NoError(t, err)
+			got = append(got, key)
+		}
+	}
 	require.Equal(t, []string{"ns/unobserved", "ns/short", "ns/over", "ns/nil-replicas-empty", "ns/rc"}, got)
 }
 
 // The owners a share change brought are handed out before the others: the
-// queue prioritize feeds must take priorities, and an owner of the gained
-// ranges comes out first.
+// controller's queue must take priorities, so that queueFirst puts an owner
+// ahead of those queued before it.
 func TestGainedOwnersComeFirst(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cluster := simcluster.New(simcluster.WithStartupDelay(0))
-	cs := cluster.Client()
+	cs := simcluster.New().Client()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var uids []types.UID
-	for i := range 20 {
-		rs, err := cs.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		uids = append(uids, rs.UID)
-	}
-	r := &ringRunner{o: options{kind: kindReplicaSet, shard: shardConfig{by: shardByUID}}, client: cs, watches: cs}
-	whole := shard.Assign([]string{"a"})["a"]
-	gained := shard.Assign([]string{"a", "b"})["b"]
-	e, err := r.newEpoch(ctx, whole)
+	defer cancel() // stops the controller's event broadcaster
+	f := informers.NewSharedInformerFactory(cs, 0)
+	ctrl, err := newController(ctx, kindReplicaSet, cs, f, nil)
 	require.NoError(t, err)
-	require.NoError(t, r.prioritize(e, gained))
-	go e.owners.RunWithContext(ctx)
-	require.Eventually(t, func() bool { return e.ctrl.Queue().Len() == 20 }, 10*time.Second, 10*time.Millisecond)
-	want := 0
-	for _, uid := range uids {
-		if gained.Contains(shard.Hash(string(uid))) {
-			want++
-		}
+	first := queueFirst(ctrl.Queue())
+	require.NotNil(t, first, "the controller's queue takes no priorities")
+	for i := range 5 {
+		ctrl.Queue().Add(fmt.Sprint("default/held", i))
 	}
-	require.NotZero(t, want, "no owner hashes into the gained ranges")
-	for i := range 20 {
-		key, _ := e.ctrl.Queue().Get()
-		obj, ok, err := e.owners.GetIndexer().GetByKey(key)
-		require.NoError(t, err)
-		require.True(t, ok)
-		inGained := gained.Contains(shard.Hash(string(obj.(*appsv1.ReplicaSet).UID)))
-		require.Equal(t, i < want, inGained, "owner %d handed out (%s) in the gained ranges: %v", i, key, inGained)
-		e.ctrl.Queue().Done(key)
-	}
-	cancel()
-	e.ctrl.Queue().ShutDown()
-}
-
-// An owner the previous epoch was writing for is not synced until that
-// epoch's cancelled writes have settled; any other goes to the member's
-// Guard at once.
-func TestSettlingOwnersWaitForTheLastEpochsWrites(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cluster := simcluster.New(simcluster.WithStartupDelay(0))
-	cs := cluster.Client()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	member, err := shard.NewMember(cs.CoordinationV1(), "default", "ring", "a")
-	require.NoError(t, err)
-	r := &ringRunner{o: options{kind: kindReplicaSet, shard: shardConfig{by: shardByUID}}, client: cs, watches: cs, member: member}
-	r.metrics, err = newRingMetrics(prometheus.NewRegistry(), r)
-	require.NoError(t, err)
-	e, err := r.newEpoch(ctx, shard.Assign([]string{"a"})["a"])
-	require.NoError(t, err)
-	for _, name := range []string{"written", "idle"} {
-		rs, err := cs.AppsV1().ReplicaSets("default").Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, e.owners.GetIndexer().Add(rs))
-	}
-	var last syncLog
-	stop := time.Now()
-	last.begin("default/written")
-	last.begin("default/long-ago")
-	last.end("default/long-ago", stop.Add(-time.Hour))
-	e.settling = last.settling(stop, time.Minute)
-	guard := r.guard(e)
-
-	_, _, retry, ok := guard(ctx, "default/written")
-	require.False(t, ok, "an owner the last epoch was writing for synced before its writes settled")
-	require.InDelta(t, time.Minute, retry, float64(time.Second), "retry once the writes settled")
-
-	// The member holds nothing (it never ran), so its Guard refuses the
-	// idle owner, and nobody wants it: no retry. What matters is that the
-	// settling did not hold it back.
-	_, _, retry, ok = guard(ctx, "default/idle")
-	require.False(t, ok)
-	require.Zero(t, retry, "an owner with no write in flight waited for the last epoch's writes")
-
-	e.settling.until = time.Now().Add(-time.Second)
-	_, _, retry, ok = guard(ctx, "default/written")
-	require.False(t, ok)
-	require.Zero(t, retry, "an owner waited after the last epoch's writes settled")
-	e.ctrl.Queue().ShutDown()
-}
-
-// The owners an epoch leaves to settle: those with a sync running when it
-// stopped, and those whose last sync ended within the margin before.
-func TestSyncLogSettling(t *testing.T) {
-	var l syncLog
-	stop := time.Now()
-	l.begin("running")
-	l.begin("recent")
-	l.end("recent", stop.Add(-time.Second))
-	l.begin("old")
-	l.end("old", stop.Add(-time.Minute))
-	l.begin("twice")
-	l.begin("twice")
-	l.end("twice", stop.Add(-time.Minute))
-	s := l.settling(stop, 2*time.Second)
-	require.Equal(t, map[string]bool{"running": true, "recent": true, "twice": true}, s.owners)
-	_, held := s.holds("old", stop)
-	require.False(t, held)
-	wait, held := s.holds("recent", stop.Add(time.Second))
-	require.True(t, held)
-	require.Equal(t, time.Second, wait)
-	_, held = s.holds("recent", stop.Add(2*time.Second))
-	require.False(t, held)
+	first("default/gained")
+	key, _ := ctrl.Queue().Get()
+	require.Equal(t, "default/gained", key)
+	ctrl.Queue().ShutDown()
 }

@@ -1,4 +1,4 @@
-package main
+package shard
 
 import (
 	"sync"
@@ -8,8 +8,9 @@ import (
 // settling is what an epoch leaves the next: the owners whose writes may
 // still be landing when it stopped, and until when. A write cancelled when
 // the epoch stopped, or abandoned at its deadline a moment before, may
-// still be stored after the next epoch listed its pods; a sync of that owner
-// before the write shows in the watch would create the same pods again.
+// still be stored after the next epoch listed its children; a sync of that
+// owner before the write shows in the watch would make the same children
+// again.
 type settling struct {
 	owners map[string]bool
 	until  time.Time
@@ -23,8 +24,8 @@ func (s settling) holds(key string, now time.Time) (time.Duration, bool) {
 	return s.until.Sub(now), true
 }
 
-// syncLog records an epoch's guarded syncs per owner key: how many run
-// now and when the last one ended.
+// syncLog records an epoch's fenced syncs per owner key: how many run now
+// and when the last one ended.
 type syncLog struct {
 	mu      sync.Mutex
 	running map[string]int
