@@ -58,12 +58,6 @@ func newClients(cfg *rest.Config, requestTimeout time.Duration) (clients, error)
 	return clients{requests: requests, leases: leases, watches: watches}, nil
 }
 
-// sameClient is every view as one client, for the simulated cluster, whose
-// calls cannot hang and are not rate limited.
-func sameClient(c kubernetes.Interface) clients {
-	return clients{requests: c, leases: c, watches: c}
-}
-
 // restConfig returns the config of the cluster to manage, or nil for the
 // simulated cluster. Only --kubeconfig and in-cluster config count: a
 // KUBECONFIG in the environment is deliberately ignored, so that trying the

@@ -13,15 +13,6 @@ import (
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
-// eventSourceComponent is the component upstream's controllers (and the
-// replicaset package) record their events under.
-func eventSourceComponent(kind string) string {
-	if kind == kindReplicationController {
-		return "replication-controller"
-	}
-	return "replicaset-controller"
-}
-
 // podWriteCounter is the controller's event recorder: it passes every event
 // on, and counts the pods the controller created and deleted by the events
 // podcontrol records once per successful write (SuccessfulCreate,
@@ -70,6 +61,6 @@ func startEventRecorder(ctx context.Context, client kubernetes.Interface, kind s
 	b := record.NewBroadcaster(record.WithContext(ctx))
 	b.StartStructuredLogging(3)
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	rec := b.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventSourceComponent(kind)})
+	rec := b.NewRecorder(scheme.Scheme, v1.EventSource{Component: kinds[kind].events})
 	return podWriteCounter{next: rec, metrics: m, ctrlName: kind}, b.Shutdown
 }

@@ -47,6 +47,6 @@ func TestPodWriteCounter(t *testing.T) {
 }
 
 func TestEventSourceComponent(t *testing.T) {
-	assert.Equal(t, "replicaset-controller", eventSourceComponent(kindReplicaSet))
-	assert.Equal(t, "replication-controller", eventSourceComponent(kindReplicationController))
+	assert.Equal(t, "replicaset-controller", kinds[kindReplicaSet].events)
+	assert.Equal(t, "replication-controller", kinds[kindReplicationController].events)
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/shard"
-	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // Kinds accepted by --kind.
@@ -24,6 +23,15 @@ const (
 	kindReplicaSet            = "replicaset"
 	kindReplicationController = "replicationcontroller"
 )
+
+// kindNames are the names a --kind goes by, upstream's where it has them:
+// its work queue's, its events' source, its API group and resource.
+type kindNames struct{ queue, events, group, resource string }
+
+var kinds = map[string]kindNames{
+	kindReplicaSet:            {"replicaset", "replicaset-controller", "apps", "replicasets"},
+	kindReplicationController: {"replicationmanager", "replication-controller", "", "replicationcontrollers"},
+}
 
 // options is every flag of the binary.
 type options struct {
@@ -43,13 +51,9 @@ type options struct {
 	drainTimeout   time.Duration
 	lease          leaseConfig
 	shard          shardConfig
-
-	demo         bool
-	simDelay     time.Duration
-	simNodes     int
-	demoTimeout  time.Duration
-	inClusterCfg func() (*rest.Config, error)
-	getenv       func(string) string
+	sim            simOptions
+	inClusterCfg   func() (*rest.Config, error)
+	getenv         func(string) string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -81,10 +85,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.shard.renewInterval, "shard-renew-interval", shard.DefaultRenewInterval, "how often a replica renews its Lease and recomputes the shares")
 	fs.DurationVar(&o.shard.safetyMargin, "shard-safety-margin", shard.DefaultSafetyMargin, "how much before its Lease expires a replica stops writing, and how long a range it gave up stays claimed after its last write: covers clock skew between replicas and writes still landing after they were cancelled")
 	fs.DurationVar(&o.shard.sweepInterval, "shard-sweep-interval", 30*time.Second, "how often a replica queues every owner of its share whose status lags its spec, a bound on any missed event")
-	fs.BoolVar(&o.demo, "demo", true, "simulated mode only: play the scripted demo and exit; false keeps the simulated cluster running idle")
-	fs.DurationVar(&o.simDelay, "sim-startup-delay", simcluster.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
-	fs.IntVar(&o.simNodes, "sim-nodes", simcluster.DefaultNodes, "simulated mode only: number of fake nodes")
-	fs.DurationVar(&o.demoTimeout, "demo-timeout", 50*time.Second, "simulated mode only: give up on the demo after this long")
+	o.sim.addFlags(fs)
 	klog.InitFlags(fs) // -v, -vmodule, -logtostderr and the rest of klog's flags
 	return fs
 }
@@ -100,7 +101,7 @@ func defaultLeaseNamespace() string {
 
 func (o *options) validate() error {
 	var errs []error
-	if o.kind != kindReplicaSet && o.kind != kindReplicationController {
+	if _, ok := kinds[o.kind]; !ok {
 		errs = append(errs, fmt.Errorf("--kind must be %s or %s, not %q", kindReplicaSet, kindReplicationController, o.kind))
 	}
 	if o.workers < 1 {
@@ -126,7 +127,7 @@ func (o *options) validate() error {
 	if o.requestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-timeout must be positive, not %v: a write without a deadline can hold a worker forever", o.requestTimeout))
 	}
-	if o.simNodes < 1 || o.simDelay < 0 || o.demoTimeout <= 0 || o.drainTimeout < 0 {
+	if o.sim.nodes < 1 || o.sim.delay < 0 || o.sim.timeout <= 0 || o.drainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--sim-nodes must be at least 1 and durations must not be negative"))
 	}
 	if o.lease.enabled && (o.lease.name == "" || o.lease.namespace == "") {

@@ -102,17 +102,13 @@ func runWithLease(ctx context.Context, drain <-chan struct{}, client kubernetes.
 		case <-workDone:
 		case <-lctx.Done():
 			abandonWork(ctx, workDone)
-			stopElector()
-			<-electorDone
-			return errLeaseLost
 		}
-		if lctx.Err() != nil {
-			stopElector()
-			<-electorDone
-			return errLeaseLost
-		}
+		lost := lctx.Err() != nil
 		stopElector()
 		<-electorDone
+		if lost {
+			return errLeaseLost
+		}
 		return releaseLease(context.WithoutCancel(ctx), lock, id)
 	}
 	stopElector()

@@ -37,8 +37,8 @@
 // leader.go, health.go, metrics.go, events.go and sharded.go (with
 // --shard-ring, the controller of one share, which shard.Runner runs per
 // share and restarts when the share changes). The simulated mode is
-// simulated.go, which runs that same serve on an in-memory cluster, and the
-// scripted demo in internal/demo.
+// simulated.go (its flags, and that same serve on an in-memory cluster, with
+// a metrics summary at the end) and the scripted demo in internal/demo.
 package main
 
 import (
@@ -108,15 +108,13 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 		return 1
 	}
 	if cfg == nil {
-		if o.lease.enabled {
-			// Two simulated clusters never share a lease: leader election
-			// there would only pretend to protect anything.
-			fmt.Fprintln(stderr, "replicaset-controller: --leader-elect needs a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses it")
-			return 2
-		}
-		if o.shard.enabled() {
-			fmt.Fprintln(stderr, "replicaset-controller: --shard-ring needs a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses it")
-			return 2
+		// Two simulated clusters never share a Lease: leader election or a
+		// ring there would only pretend to protect anything.
+		for flag, set := range map[string]bool{"--leader-elect": o.lease.enabled, "--shard-ring": o.shard.enabled()} {
+			if set {
+				fmt.Fprintf(stderr, "replicaset-controller: %s needs a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses it\n", flag)
+				return 2
+			}
 		}
 		if err := runSimulated(ctx, drain, o, stdout); err != nil {
 			fmt.Fprintln(stderr, "replicaset-controller: SIMULATED:", err)
@@ -129,7 +127,7 @@ func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stde
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
 	}
-	if err := preflight(ctx, cfg, o); err != nil {
+	if err := preflight(ctx, cfg, o, preflightTimeout); err != nil {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
 		return 1
 	}

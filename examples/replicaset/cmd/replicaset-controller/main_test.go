@@ -50,7 +50,7 @@ func (s *syncBuffer) String() string {
 func demoOptions(kind string) options {
 	return options{
 		kind: kind, workers: 5, burst: 500, qps: 20, apiBurst: 30, drainTimeout: 5 * time.Second,
-		demo: true, simDelay: 20 * time.Millisecond, simNodes: 3, demoTimeout: 45 * time.Second,
+		sim: simOptions{demo: true, delay: 20 * time.Millisecond, nodes: 3, timeout: 45 * time.Second},
 	}
 }
 

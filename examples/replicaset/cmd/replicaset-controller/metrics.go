@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/workqueue/prommetrics"
@@ -130,10 +129,7 @@ func (m *controllerMetrics) ObserveSync(kind string, took time.Duration, err err
 // with them its depth, while the next epoch's queue starts empty and
 // publishes under the same name.
 func (m *controllerMetrics) resetQueueGauges(kind string) {
-	name := "replicaset"
-	if kind == kindReplicationController {
-		name = "replicationmanager"
-	}
+	name := kinds[kind].queue
 	for _, g := range []any{m.queue.NewDepthMetric(name), m.queue.NewUnfinishedWorkSecondsMetric(name), m.queue.NewLongestRunningProcessorSecondsMetric(name)} {
 		if s, ok := g.(interface{ Set(float64) }); ok {
 			s.Set(0)
@@ -154,58 +150,4 @@ func controllerLabel(kind string) string {
 		return kindReplicationController
 	}
 	return kindReplicaSet
-}
-
-// summary reads the registry back into one line for the demo's end: what an
-// operator would see on /metrics, without a Prometheus server.
-func (m *controllerMetrics) summary() string {
-	families, err := m.registry.Gather()
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
-	// sum adds up every series of the family name whose labels include
-	// want (all series when want is empty).
-	sum := func(name string, want ...string) float64 {
-		var total float64
-		for _, f := range families {
-			if f.GetName() != name {
-				continue
-			}
-			for _, s := range f.GetMetric() {
-				if len(want) == 2 && !hasLabel(s.GetLabel(), want[0], want[1]) {
-					continue
-				}
-				switch {
-				case s.Counter != nil:
-					total += s.GetCounter().GetValue()
-				case s.Histogram != nil:
-					total += float64(s.GetHistogram().GetSampleCount())
-				}
-			}
-		}
-		return total
-	}
-	ratio := "none observed"
-	for _, f := range families {
-		if f.GetName() == "replicaset_controller_sorting_deletion_age_ratio" {
-			h := f.GetMetric()[0].GetHistogram()
-			if n := h.GetSampleCount(); n > 0 {
-				ratio = fmt.Sprintf("%d observed, mean %.2f", n, h.GetSampleSum()/float64(n))
-			}
-		}
-	}
-	const syncs = "controller_runtime_reconcile_total"
-	return fmt.Sprintf("%.0f syncs (%.0f requeued to wait for the cache, %.0f failed), %.0f pods created, %.0f pods deleted, %.0f queue adds, %.0f retries, deletion-age ratio: %s",
-		sum(syncs), sum(syncs, "result", syncRequeued), sum("controller_runtime_reconcile_errors_total"),
-		sum("ctrlkit_controller_pods_created_total"), sum("ctrlkit_controller_pods_deleted_total"),
-		sum(prommetrics.AddsName), sum(prommetrics.RetriesName), ratio)
-}
-
-func hasLabel(labels []*dto.LabelPair, name, value string) bool {
-	for _, l := range labels {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
 }

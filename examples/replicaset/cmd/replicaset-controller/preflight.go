@@ -23,11 +23,7 @@ const preflightTimeout = 10 * time.Second
 // and that the configured user may do everything the controller will do. A
 // misconfigured binary then fails at once with a message naming the server
 // or every missing permission, instead of logging list errors forever.
-func preflight(ctx context.Context, cfg *rest.Config, o options) error {
-	return preflightWithTimeout(ctx, cfg, o, preflightTimeout)
-}
-
-func preflightWithTimeout(ctx context.Context, cfg *rest.Config, o options, timeout time.Duration) error {
+func preflight(ctx context.Context, cfg *rest.Config, o options, timeout time.Duration) error {
 	checkCfg := rest.CopyConfig(cfg)
 	checkCfg.Timeout = timeout
 	client, err := kubernetes.NewForConfig(checkCfg)
@@ -78,10 +74,7 @@ func (p accessRule) String() string {
 // rules deploy/rbac-base.yaml and deploy/rbac-<kind>.yaml grant.
 func requiredPermissions(o options) []accessRule {
 	ns := o.namespace
-	group, owner := "apps", "replicasets"
-	if o.kind == kindReplicationController {
-		group, owner = "", "replicationcontrollers"
-	}
+	group, owner := kinds[o.kind].group, kinds[o.kind].resource
 	var perms []accessRule
 	for _, verb := range []string{"list", "watch", "create", "delete", "patch"} {
 		perms = append(perms, accessRule{resource: "pods", verb: verb, namespace: ns})

@@ -85,7 +85,7 @@ func TestPreflightUnreachableServer(t *testing.T) {
 
 	start := time.Now()
 	cfg := &rest.Config{Host: srv.URL}
-	err := preflightWithTimeout(context.Background(), cfg, options{kind: kindReplicaSet}, 500*time.Millisecond)
+	err := preflight(context.Background(), cfg, options{kind: kindReplicaSet}, 500*time.Millisecond)
 	require.ErrorContains(t, err, "cannot reach the API server at "+srv.URL)
 	require.Less(t, time.Since(start), 5*time.Second)
 }
@@ -94,7 +94,7 @@ func TestPreflightClosedPort(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	err := preflight(context.Background(), &rest.Config{Host: url}, options{kind: kindReplicaSet})
+	err := preflight(context.Background(), &rest.Config{Host: url}, options{kind: kindReplicaSet}, preflightTimeout)
 	require.ErrorContains(t, err, "cannot reach the API server at "+url)
 }
 

@@ -3,18 +3,45 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/examples/replicaset/cmd/replicaset-controller/internal/demo"
 	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/simcluster"
+	"github.com/ctrlkit/ctrlkit/workqueue/prommetrics"
 )
 
 // This file is the simulated mode only: with no cluster configured, the
 // binary starts an in-memory cluster, runs the production wiring (serve) on
 // it, and plays the scripted demo of package demo against it.
+
+// simOptions are the flags of the simulated mode only.
+type simOptions struct {
+	demo           bool
+	delay, timeout time.Duration
+	nodes          int
+}
+
+func (s *simOptions) addFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&s.demo, "demo", true, "simulated mode only: play the scripted demo and exit; false keeps the simulated cluster running idle")
+	fs.DurationVar(&s.delay, "sim-startup-delay", simcluster.DefaultStartupDelay, "simulated mode only: time a new pod takes to become Running and Ready")
+	fs.IntVar(&s.nodes, "sim-nodes", simcluster.DefaultNodes, "simulated mode only: number of fake nodes")
+	fs.DurationVar(&s.timeout, "demo-timeout", 50*time.Second, "simulated mode only: give up on the demo after this long")
+}
+
+// sameClient is every view as one client, for the simulated cluster, whose
+// calls cannot hang and are not rate limited.
+func sameClient(c kubernetes.Interface) clients {
+	return clients{requests: c, leases: c, watches: c}
+}
 
 // demoResult is what the demo proves, for its test, with the scale-down
 // decisions the controller reported.
@@ -41,9 +68,9 @@ func runSimulated(ctx context.Context, drain <-chan struct{}, o options, out io.
 
 func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) (demoResult, error) {
 	p := demo.NewPrinter(out)
-	cluster := simcluster.New(simcluster.WithNodes(o.simNodes), simcluster.WithStartupDelay(o.simDelay))
+	cluster := simcluster.New(simcluster.WithNodes(o.sim.nodes), simcluster.WithStartupDelay(o.sim.delay))
 	p.Printf("no --kubeconfig and not in a cluster: running on an in-memory SIMULATED cluster (%d fake nodes, pods start after %v)",
-		o.simNodes, o.simDelay)
+		o.sim.nodes, o.sim.delay)
 	p.Printf("nothing here touches a real cluster; pods are simulated, no container runs")
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -82,11 +109,11 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 		res     demoResult
 		demoErr error
 	)
-	if o.demo {
+	if o.sim.demo {
 		wg.Go(func() {
 			// The demo ends the run either way: done, failed or timed out.
 			defer stopGracefully()
-			dctx, dcancel := context.WithTimeout(demoCtx, o.demoTimeout)
+			dctx, dcancel := context.WithTimeout(demoCtx, o.sim.timeout)
 			defer dcancel()
 			res.Result, demoErr = demo.Play(dctx, p, cluster, demoKind(o.kind))
 			if demoErr != nil && demoCtx.Err() != nil && !errors.Is(dctx.Err(), context.DeadlineExceeded) {
@@ -106,7 +133,7 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 	stopDemo()
 	cancel()
 	wg.Wait()
-	if o.demo && demoErr == nil && err == nil {
+	if o.sim.demo && demoErr == nil && err == nil {
 		p.Printf("metrics: %s", metrics.summary())
 	}
 	mu.Lock()
@@ -116,4 +143,58 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 		return res, err
 	}
 	return res, demoErr
+}
+
+// summary reads the registry back into one line for the demo's end: what an
+// operator would see on /metrics, without a Prometheus server.
+func (m *controllerMetrics) summary() string {
+	families, err := m.registry.Gather()
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	// sum adds up every series of the family name whose labels include
+	// want (all series when want is empty).
+	sum := func(name string, want ...string) float64 {
+		var total float64
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				if len(want) == 2 && !hasLabel(s.GetLabel(), want[0], want[1]) {
+					continue
+				}
+				switch {
+				case s.Counter != nil:
+					total += s.GetCounter().GetValue()
+				case s.Histogram != nil:
+					total += float64(s.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+		return total
+	}
+	ratio := "none observed"
+	for _, f := range families {
+		if f.GetName() == "replicaset_controller_sorting_deletion_age_ratio" {
+			h := f.GetMetric()[0].GetHistogram()
+			if n := h.GetSampleCount(); n > 0 {
+				ratio = fmt.Sprintf("%d observed, mean %.2f", n, h.GetSampleSum()/float64(n))
+			}
+		}
+	}
+	const syncs = "controller_runtime_reconcile_total"
+	return fmt.Sprintf("%.0f syncs (%.0f requeued to wait for the cache, %.0f failed), %.0f pods created, %.0f pods deleted, %.0f queue adds, %.0f retries, deletion-age ratio: %s",
+		sum(syncs), sum(syncs, "result", syncRequeued), sum("controller_runtime_reconcile_errors_total"),
+		sum("ctrlkit_controller_pods_created_total"), sum("ctrlkit_controller_pods_deleted_total"),
+		sum(prommetrics.AddsName), sum(prommetrics.RetriesName), ratio)
+}
+
+func hasLabel(labels []*dto.LabelPair, name, value string) bool {
+	for _, l := range labels {
+		if l.GetName() == name && l.GetValue() == value {
+			return true
+		}
+	}
+	return false
 }
