@@ -74,30 +74,35 @@ func (a *deletionKey) compare(b *deletionKey) int {
 
 // inDeletionOrder returns the first k of children in deletion order (all
 // of them when k >= len(children)), as a stable sort by the Reconciler's
-// order would leave them. The default order is total once the input
-// position breaks ties, so any exact selection of its keys gives that
-// answer: the first k are chosen with a bounded heap over the keys, in
-// place (n log k instead of a sort's n log n), then sorted. A
-// WithDeletionOrder order is the caller's function and is sorted stably as
-// given.
-//
-// ready[i] is whether children[i] is ready; nil reads the Kind's Ready.
+// order would leave them; ready[i] is whether children[i] is ready.
 func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, k int) []C {
+	order := r.deletionOrder(children, ready, k)
+	out := make([]C, len(order))
+	for i, at := range order {
+		out[i] = children[at]
+	}
+	return out
+}
+
+// deletionOrder is inDeletionOrder as positions in children. The default
+// order is total once the input position breaks ties, so any exact
+// selection of its keys gives a stable sort's answer: the first k are
+// chosen with a bounded heap over the keys, in place (n log k instead of a
+// sort's n log n), then sorted. A WithDeletionOrder order is the caller's
+// function and is sorted stably as given.
+func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, k int) []int {
 	k = max(0, min(k, len(children)))
 	if r.order != nil {
-		out := slices.Clone(children)
-		slices.SortStableFunc(out, r.order)
-		return out[:k:k]
+		order := make([]int, len(children))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return r.order(children[a], children[b]) })
+		return order[:k:k]
 	}
 	keys := make(deletionKeys, len(children))
 	for i, c := range children {
-		isReady := false
-		if ready != nil {
-			isReady = ready[i]
-		} else {
-			isReady = r.kind.Ready(c)
-		}
-		keys[i] = deletionKeyOf(c, isReady, i)
+		keys[i] = deletionKeyOf(c, ready[i], i)
 	}
 	if k > 0 && k < len(keys) {
 		first := keys[:k]
@@ -111,11 +116,11 @@ func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, k int) []
 	}
 	keys = keys[:k]
 	slices.SortFunc(keys, func(a, b deletionKey) int { return a.compare(&b) })
-	out := make([]C, k)
+	order := make([]int, k)
 	for i := range keys {
-		out[i] = children[keys[i].pos]
+		order[i] = keys[i].pos
 	}
-	return out
+	return order
 }
 
 // deletionKeys is a max-heap of keys: its root is the last in deletion

@@ -219,7 +219,7 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		}
 	case owner.GetDeletionTimestamp() != nil:
 	case ro != nil:
-		res, manageErr = r.manageRollout(ctx, owner, ro, ref, expKey, children)
+		res, manageErr = r.manageRollout(ctx, owner, ro, ref, expKey, children, r.readiness(children, ready))
 	case r.cfg.indexed:
 		res, manageErr = r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
 	default:
@@ -240,6 +240,23 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		res.RequeueAfter = again
 	}
 	return res, nil
+}
+
+// readiness is whether each of children is ready, given activeReady for
+// the active ones, which come in the same order as in children: only the
+// children being deleted are read again.
+func (r *Reconciler[O, C]) readiness(children []C, activeReady []bool) []bool {
+	out := make([]bool, len(children))
+	next := 0
+	for i, c := range children {
+		if c.GetDeletionTimestamp() != nil {
+			out[i] = r.kind.Ready(c)
+			continue
+		}
+		out[i] = activeReady[next]
+		next++
+	}
+	return out
 }
 
 // canAdopt refuses adoption by an owner being deleted, as upstream. A cached

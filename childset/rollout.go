@@ -129,10 +129,16 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 }
 
 // manageRollout performs one pass of planRollout over every child of the
-// owner, those being deleted included.
-func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, children []C) (Result, error) {
-	ordered := r.inDeletionOrder(children, nil, len(children))
-	plan := planRollout(r.rolloutState(owner, ro, ordered))
+// owner, those being deleted included; ready[i] is whether children[i] is
+// ready, read once for the whole sync.
+func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, children []C, ready []bool) (Result, error) {
+	order := r.deletionOrder(children, ready, len(children))
+	ordered := make([]C, len(order))
+	orderedReady := make([]bool, len(order))
+	for i, at := range order {
+		ordered[i], orderedReady[i] = children[at], ready[at]
+	}
+	plan := planRollout(r.rolloutState(owner, ro, ordered, orderedReady))
 	victims := make([]C, len(plan.Delete))
 	for i, at := range plan.Delete {
 		victims[i] = ordered[at]
@@ -143,7 +149,7 @@ func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollo
 	return Result{}, r.rollInterchangeable(ctx, owner, ro, ref, expKey, plan, victims)
 }
 
-func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C) rolloutInput {
+func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C, ready []bool) rolloutInput {
 	avail := r.availabilityOf(owner)
 	updated := revisionHash(ro.update)
 	s := rolloutInput{
@@ -152,10 +158,11 @@ func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C) ro
 		Children: make([]rolloutChild, len(ordered)),
 	}
 	for i, c := range ordered {
+		available, _ := avail.check(c, ready[i])
 		s.Children[i] = rolloutChild{
 			Index:     r.indexOf(owner, c),
 			Updated:   childHash(c) == updated,
-			Available: avail.available(c),
+			Available: available,
 			Deleting:  c.GetDeletionTimestamp() != nil,
 		}
 	}

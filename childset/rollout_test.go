@@ -713,3 +713,30 @@ func TestRolloutWithoutHistoryLimitOrCollisionCount(t *testing.T) {
 	e.reconcile("web")
 	assert.Len(t, e.revisionList(), childset.DefaultRevisionHistoryLimit+1, "the update revision and the newest idle ones")
 }
+
+// countingReady counts the readiness reads of a sync.
+type countingReady struct {
+	readySinceKind
+	reads *int
+}
+
+func (k countingReady) Ready(c *v1.ConfigMap) bool {
+	*k.reads++
+	return k.readySinceKind.Ready(c)
+}
+
+// A rolling sync reads each child's readiness once: for the plan's order,
+// its availability and the status alike.
+func TestRolloutReadsReadinessOnce(t *testing.T) {
+	e := newRollEnv(t, 6, childset.RollingUpdate{MaxSurge: num(2), MaxUnavailable: num(1)})
+	e.settle()
+	reads := 0
+	e.r = childset.NewReconciler[*appsv1.ReplicaSet](e.spec,
+		countingReady{readySinceKind{cmKind{childset.IndexerLister[*v1.ConfigMap](e.children)}}, &reads},
+		configMapControl(e.client, nil), childset.WithEventRecorder(e.recorder), childset.WithClock(e.clock),
+		childset.WithRevisions(e.history))
+	e.setVersion("v2")
+	e.reconcile("web")
+	assert.Equal(t, 6, reads, "one read for each of the 6 children")
+	assert.NotEmpty(t, e.spec.last().UpdateRevision, "the sync rolled out")
+}

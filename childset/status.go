@@ -69,14 +69,13 @@ type ReadySinceKind[C Object] interface {
 // rollout never waits on a child the status calls available, or the other
 // way round.
 type availability[C Object] struct {
-	ready    func(C) bool
 	since    ReadySinceKind[C] // nil: ready means available
 	minReady time.Duration
 	now      time.Time
 }
 
 func (r *Reconciler[O, C]) availabilityOf(owner O) availability[C] {
-	a := availability[C]{ready: r.kind.Ready, now: r.cfg.clock.Now()}
+	a := availability[C]{now: r.cfg.clock.Now()}
 	if m, ok := r.spec.(MinReadySpec[O]); ok {
 		a.minReady = time.Duration(max(m.MinReadySeconds(owner), 0)) * time.Second
 	}
@@ -102,12 +101,6 @@ func (a availability[C]) check(c C, ready bool) (available bool, wait time.Durat
 		return false, wait
 	}
 	return true, 0
-}
-
-// available is check's first answer, reading c's readiness.
-func (a availability[C]) available(c C) bool {
-	ok, _ := a.check(c, a.ready(c))
-	return ok
 }
 
 // writeStatus computes the status of active (ready[i] is whether active[i]
