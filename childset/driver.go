@@ -3,13 +3,15 @@ package childset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
@@ -156,7 +158,9 @@ func (c *Controller[O, C]) childUpdated(oldObj, curObj any) {
 	for _, key := range c.reconciler.ObserveUpdate(old, cur) {
 		c.queue.Add(key)
 	}
-	if c.reconciler.controllerOf(cur) == nil && cur.GetDeletionTimestamp() == nil {
+	// An orphan matters to the owners that may adopt it when it was just
+	// released or its labels changed; otherwise they saw it already.
+	if metav1.GetControllerOfNoCopy(old) != nil || !maps.Equal(old.GetLabels(), cur.GetLabels()) {
 		c.enqueueMatchingOwners(cur)
 	}
 }
@@ -172,23 +176,21 @@ func (c *Controller[O, C]) childDeleted(obj any) {
 	}
 }
 
-// enqueueMatchingOwners queues the owners of an orphan's namespace whose
-// selector matches it: one of them may adopt it.
+// enqueueMatchingOwners queues the owners of the child's namespace that may
+// adopt it (claim.Adopters).
 func (c *Controller[O, C]) enqueueMatchingOwners(child C) {
 	objs, err := c.ownerIndexer.ByIndex(cache.NamespaceIndex, child.GetNamespace())
 	if err != nil {
 		// The owner informer has no namespace index: look at every owner.
 		objs = c.ownerIndexer.List()
 	}
+	owners := make([]O, 0, len(objs))
 	for _, obj := range objs {
-		owner, ok := obj.(O)
-		if !ok || owner.GetNamespace() != child.GetNamespace() {
-			continue
+		if owner, ok := obj.(O); ok && owner.GetNamespace() == child.GetNamespace() {
+			owners = append(owners, owner)
 		}
-		sel, err := c.reconciler.spec.Selector(owner)
-		if err != nil || sel == nil || sel.Empty() || !sel.Matches(labels.Set(child.GetLabels())) {
-			continue
-		}
+	}
+	for _, owner := range claim.Adopters(child, owners, c.reconciler.spec.Selector) {
 		c.queue.Add(workqueue.Key(owner.GetNamespace(), owner.GetName()))
 	}
 }

@@ -675,7 +675,9 @@ type bareRolloutSpec struct {
 	s *rolloutSpec
 }
 
-func (b bareRolloutSpec) NewChild(rs *appsv1.ReplicaSet) (*v1.ConfigMap, error) { return b.s.NewChild(rs) }
+func (b bareRolloutSpec) NewChild(rs *appsv1.ReplicaSet) (*v1.ConfigMap, error) {
+	return b.s.NewChild(rs)
+}
 func (b bareRolloutSpec) RollingUpdate(rs *appsv1.ReplicaSet) (childset.RollingUpdate, bool) {
 	return b.s.RollingUpdate(rs)
 }

@@ -78,3 +78,19 @@ func (r *recordedPatches) PatchPod(_ context.Context, _, _ string, data []byte) 
 	r.bodies = append(r.bodies, string(data))
 	return nil
 }
+
+// An orphan's event syncs the owners that may adopt it.
+func ExampleAdopters() {
+	orphan := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "web"}}}
+	owners := []*appsv1.ReplicaSet{
+		{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "everything"}, Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{}}},
+	}
+	for _, rs := range claim.Adopters(orphan, owners, func(rs *appsv1.ReplicaSet) (labels.Selector, error) {
+		return metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	}) {
+		fmt.Println(rs.Name)
+	}
+	// Output: web
+}

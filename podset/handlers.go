@@ -6,11 +6,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podstate"
 )
@@ -195,38 +195,36 @@ func (c *Reconciler[O]) resolveControllerRef(namespace string, ref *metav1.Owner
 	return o, true
 }
 
-// ownersSelecting returns the keys of the cached owners in the pod's namespace whose
-// selector matches an orphan, as upstream's GetPodReplicaSets does: owners
-// whose selector is empty or unusable select nothing. Several matches are a
-// user error (overlapping selectors), reported but not fatal: all of them are
-// woken and the first to claim the pod keeps it.
+// ownersSelecting returns the keys of the cached owners in the pod's
+// namespace that may adopt it (claim.Adopters), as upstream's
+// GetPodReplicaSets finds them. Several are a user error (overlapping
+// selectors), reported but not fatal: all of them are woken and the first
+// to claim the pod keeps it.
 func (c *Reconciler[O]) ownersSelecting(pod *v1.Pod) []string {
-	if len(pod.Labels) == 0 {
-		return nil
-	}
 	objs, err := c.ownerIndexer.ByIndex(cache.NamespaceIndex, pod.Namespace)
 	if err != nil {
 		// No namespace index on this informer: scan it all.
 		objs = c.ownerIndexer.List()
 	}
-	set := labels.Set(pod.Labels)
-	var out []string
+	owners := make([]O, 0, len(objs))
 	for _, obj := range objs {
-		o, ok := c.asOwner(obj)
-		if !ok || o.GetNamespace() != pod.Namespace {
-			continue
+		if o, ok := c.asOwner(obj); ok && o.GetNamespace() == pod.Namespace {
+			owners = append(owners, o)
 		}
-		selector, err := c.kind.Selector(o)
-		if err != nil || selector.Empty() || !selector.Matches(set) {
-			continue
-		}
-		out = append(out, ownerKey(o))
 	}
-	if len(out) > 1 {
+	adopters := claim.Adopters(pod, owners, c.kind.Selector)
+	if len(adopters) == 0 {
+		return nil
+	}
+	if len(adopters) > 1 {
 		utilruntime.HandleError(fmt.Errorf("user error: more than one %s is selecting pods with labels: %v",
 			c.gvk.Kind, pod.Labels))
 	}
-	return out
+	keys := make([]string, len(adopters))
+	for i, o := range adopters {
+		keys[i] = ownerKey(o)
+	}
+	return keys
 }
 
 // unwrapTombstone returns the object inside a DeletedFinalStateUnknown, or

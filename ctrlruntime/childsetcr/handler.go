@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime"
 )
 
@@ -127,8 +128,8 @@ func (h *ChildHandler[O, C]) Generic(ctx context.Context, e event.GenericEvent, 
 }
 
 // enqueueMatching enqueues every owner of child's namespace whose selector
-// selects child's labels; a missing, empty or invalid selector selects
-// nothing, as the core would refuse it. A failed list is logged: a handler
+// selects it (claim.Selecting; the callers tell orphans apart): a missing,
+// empty or invalid selector selects nothing, as the core would refuse it. A failed list is logged: a handler
 // has no one to return an error to, and the next event tries again.
 func (h *ChildHandler[O, C]) enqueueMatching(ctx context.Context, child C, q Queue, initialList bool) {
 	logger := log.FromContext(ctx)
@@ -142,12 +143,7 @@ func (h *ChildHandler[O, C]) enqueueMatching(ctx context.Context, child C, q Que
 		logger.Error(err, "Reading the owners that may adopt an orphan")
 		return
 	}
-	childLabels := labels.Set(child.GetLabels())
-	for _, owner := range owners {
-		sel, err := h.selector(owner)
-		if err != nil || sel == nil || sel.Empty() || !sel.Matches(childLabels) {
-			continue
-		}
+	for _, owner := range claim.Selecting(labels.Set(child.GetLabels()), owners, h.selector) {
 		ctrlruntime.Enqueue(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}, initialList)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ctrlkit/ctrlkit/claim"
 )
 
 // OrphanHandler is the event handler that lets owners adopt orphans: for an
@@ -99,8 +101,8 @@ func isLiveOrphan(obj client.Object) bool {
 	return metav1.GetControllerOfNoCopy(obj) == nil && obj.GetDeletionTimestamp() == nil
 }
 
-// enqueueMatching enqueues every owner in obj's namespace whose selector
-// matches obj's labels. A failed list is logged: an event handler has no
+// enqueueMatching enqueues every owner in obj's namespace that may adopt it
+// (claim.Adopters). A failed list is logged: an event handler has no
 // one to return an error to, and the next event or resync tries again.
 func (h *OrphanHandler[T, O]) enqueueMatching(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], initialList bool) {
 	logger := log.FromContext(ctx)
@@ -114,29 +116,25 @@ func (h *OrphanHandler[T, O]) enqueueMatching(ctx context.Context, obj client.Ob
 		logger.Error(err, "Reading the owner list", "list", list.GetObjectKind().GroupVersionKind())
 		return
 	}
-	objLabels := labels.Set(obj.GetLabels())
+	owners := make([]O, 0, len(items))
 	for _, item := range items {
 		owner, ok := item.(O)
 		if !ok {
 			logger.Error(nil, "The owner list holds another type", "item", item.GetObjectKind().GroupVersionKind())
 			continue
 		}
-		if h.matches(owner, objLabels) {
-			enqueueRequest(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}, initialList)
-		}
+		owners = append(owners, owner)
+	}
+	for _, owner := range claim.Adopters(obj, owners, h.labelSelector) {
+		enqueueRequest(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}, initialList)
 	}
 }
 
-// matches reports whether owner's selector selects objLabels; a missing,
-// empty or invalid selector selects nothing.
-func (h *OrphanHandler[T, O]) matches(owner O, objLabels labels.Set) bool {
+// labelSelector converts owner's selector; a missing one selects nothing.
+func (h *OrphanHandler[T, O]) labelSelector(owner O) (labels.Selector, error) {
 	ls := h.selector(owner)
 	if ls == nil {
-		return false
+		return labels.Nothing(), nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(ls)
-	if err != nil || sel.Empty() {
-		return false
-	}
-	return sel.Matches(objLabels)
+	return metav1.LabelSelectorAsSelector(ls)
 }
