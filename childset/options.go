@@ -130,18 +130,14 @@ func WithBurstReplicas(n int) Option {
 // holding a wanted name is retried (default DefaultNameConflictRetry).
 // d <= 0 panics.
 func WithNameConflictRetry(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("childset: WithNameConflictRetry: the delay must be positive, not %v", d))
-	}
+	mustBePositive("WithNameConflictRetry", d)
 	return func(c *config) { c.conflictRetry = d }
 }
 
 // WithExpectationsTTL sets how long unobserved creations and deletions hold
 // an owner back (default expectations.ExpectationsTimeout). d <= 0 panics.
 func WithExpectationsTTL(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("childset: WithExpectationsTTL: the TTL must be positive, not %v", d))
-	}
+	mustBePositive("WithExpectationsTTL", d)
 	return func(c *config) { c.ttl = d }
 }
 
@@ -191,9 +187,7 @@ func WithDrainTimeout(d time.Duration) Option {
 // abandoned on its own goroutine, and its error wraps
 // context.DeadlineExceeded. d <= 0 panics.
 func WithWriteTimeout(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("childset: WithWriteTimeout: the timeout must be positive, not %v", d))
-	}
+	mustBePositive("WithWriteTimeout", d)
 	return func(c *config) { c.writeTimeout = d }
 }
 
@@ -249,9 +243,7 @@ func WithRevisions(h history.Interface, synced ...cache.InformerSynced) Option {
 // waits on nor feeds the failure backoff. Controller applies it; another
 // host reads it from Reconciler.StaleCachePoll. d <= 0 panics.
 func WithStaleCachePoll(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("childset: WithStaleCachePoll: the delay must be positive, not %v", d))
-	}
+	mustBePositive("WithStaleCachePoll", d)
 	return func(c *config) { c.stalePoll = d }
 }
 
@@ -261,8 +253,14 @@ func WithStaleCachePoll(d time.Duration) Option {
 // outage. It is an option of New's driver: NewReconciler refuses it. d <= 0
 // panics.
 func WithUnreachableBackoffCap(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("childset: WithUnreachableBackoffCap: the cap must be positive, not %v", d))
-	}
+	mustBePositive("WithUnreachableBackoffCap", d)
 	return func(c *config) { c.backoffCap = d; c.driverOption("WithUnreachableBackoffCap") }
+}
+
+// mustBePositive panics, as the With* option named opt must, if d is not a
+// positive duration.
+func mustBePositive(opt string, d time.Duration) {
+	if d <= 0 {
+		panic(fmt.Sprintf("childset: %s: the duration must be positive, not %v", opt, d))
+	}
 }
