@@ -63,13 +63,13 @@ var podGroupResource = schema.GroupResource{Resource: "pods"}
 // before the informers start. ownerInformer must hold objects of type O.
 //
 // The core writes pods through WithPodWriter's writer (or WithPodControl's
-// control) and records events to WithEventRecorder's recorder; it needs
-// both, and refuses to build without them. The driver options (WithWorkers,
-// WithDrainTimeout, WithMetricsProvider, WithUnreachableBackoffCap,
-// WithNames) configure New's queue and workers, which a host replaces with
-// its own: NewReconciler refuses them with an error. WithWorkers and
-// WithStaleCachePoll are the host's to apply, through Workers and
-// StaleCachePoll.
+// control) and records events to WithEventRecorder's recorder; without
+// either, NewReconciler panics. So it does on the options of New's driver
+// (WithDrainTimeout, WithMetricsProvider, WithUnreachableBackoffCap,
+// WithNames), which configure a queue and workers a host replaces with its
+// own; ignoring them would leave the caller believing they apply. WithWorkers
+// and WithStaleCachePoll are the host's to apply, through Workers and
+// StaleCachePoll. The error is for what the informers refuse.
 func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Reconciler[O], error) {
 	var zero O
 	if _, ok := any(zero).(runtime.Object); !ok {
@@ -78,13 +78,13 @@ func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinforme
 	cfg := newConfig(opts)
 	switch {
 	case cfg.podControl == nil && cfg.podWriter == nil:
-		return nil, errors.New("podset: NewReconciler needs WithPodWriter or WithPodControl")
+		panic("podset: NewReconciler: no pod writer; give WithPodWriter or WithPodControl")
 	case cfg.recorder == nil:
-		return nil, errors.New("podset: NewReconciler needs WithEventRecorder")
+		panic("podset: NewReconciler: no event recorder; give WithEventRecorder")
 	case len(cfg.driverOptions) > 0 && !cfg.driven:
 		// Ignoring them would leave the caller believing they apply.
-		return nil, fmt.Errorf("podset: NewReconciler: %s configure New's driver, not the core; set the host's own equivalents",
-			strings.Join(cfg.driverOptions, ", "))
+		panic(fmt.Sprintf("podset: NewReconciler: %s configure New's driver, not the core; set the host's own equivalents",
+			strings.Join(cfg.driverOptions, ", ")))
 	}
 	gvk := kind.GroupVersionKind()
 	if gvk.Kind == "" {

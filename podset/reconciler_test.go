@@ -16,7 +16,7 @@ import (
 )
 
 // NewReconciler builds the core alone, for a host with its own queue: it
-// needs the writer and the recorder New would otherwise make, and refuses
+// needs the writer and the recorder New would otherwise make, and panics on
 // the options only New's driver applies instead of ignoring them.
 func TestNewReconcilerBuildsTheCoreAlone(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
@@ -28,12 +28,15 @@ func TestNewReconcilerBuildsTheCoreAlone(t *testing.T) {
 	pc := &podcontrol.FakePodControl{}
 	core := []Option{WithPodControl(pc), WithEventRecorder(record.NewFakeRecorder(10))}
 
-	_, err := NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithEventRecorder(record.NewFakeRecorder(10)))
-	assert.ErrorContains(t, err, "needs WithPodWriter or WithPodControl")
-	_, err = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithPodControl(pc))
-	assert.ErrorContains(t, err, "needs WithEventRecorder")
-	_, err = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithNames("q", "c"), WithMetricsProvider(nil))...)
-	assert.ErrorContains(t, err, "WithNames, WithMetricsProvider configure New's driver")
+	assert.PanicsWithValue(t, "podset: NewReconciler: no pod writer; give WithPodWriter or WithPodControl", func() {
+		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithEventRecorder(record.NewFakeRecorder(10)))
+	})
+	assert.PanicsWithValue(t, "podset: NewReconciler: no event recorder; give WithEventRecorder", func() {
+		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithPodControl(pc))
+	})
+	assert.PanicsWithValue(t, "podset: NewReconciler: WithNames, WithMetricsProvider configure New's driver, not the core; set the host's own equivalents", func() {
+		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithNames("q", "c"), WithMetricsProvider(nil))...)
+	})
 
 	r, err := NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithWorkers(3), WithStaleCachePoll(time.Minute))...)
 	require.NoError(t, err)

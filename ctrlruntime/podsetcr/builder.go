@@ -71,8 +71,9 @@ func (b *Builder[O]) WithControllerOptions(o controller.Options) *Builder[O] {
 // They apply after the builder's own, so a WithEventRecorder or
 // WithPodWriter given here wins. The options of podset's own driver
 // (WithNames, WithMetricsProvider, WithDrainTimeout,
-// WithUnreachableBackoffCap) make Complete fail: controller-runtime's
-// controller has its own (Named, WithControllerOptions).
+// WithUnreachableBackoffCap) make Complete panic, as podset.NewReconciler
+// does: controller-runtime's controller has its own (Named,
+// WithControllerOptions).
 func (b *Builder[O]) WithOptions(opts ...podset.Option) *Builder[O] {
 	b.opts = append(b.opts, opts...)
 	return b

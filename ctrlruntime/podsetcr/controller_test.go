@@ -85,10 +85,12 @@ func TestCompleteRejectsWhatItCannotUse(t *testing.T) {
 	_, err = NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, runtime.NewScheme()), replicaSetDescriber{}).Complete()
 	assert.ErrorContains(t, err, "not in the scheme")
 	// controller-runtime runs the queue and the workers: an option of
-	// podset's own driver would be ignored, so it is refused.
-	_, err = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, newScheme(t)), podgroup.Kind{}).
-		WithOptions(podset.WithUnreachableBackoffCap(time.Second), podset.WithDrainTimeout(0)).Complete()
-	assert.ErrorContains(t, err, "WithUnreachableBackoffCap, WithDrainTimeout configure New's driver")
+	// podset's own driver would be ignored, so it is refused, as a
+	// programmer error.
+	assert.PanicsWithValue(t, "podset: NewReconciler: WithUnreachableBackoffCap, WithDrainTimeout configure New's driver, not the core; set the host's own equivalents", func() {
+		_, _ = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, newScheme(t)), podgroup.Kind{}).
+			WithOptions(podset.WithUnreachableBackoffCap(time.Second), podset.WithDrainTimeout(0)).Complete()
+	})
 }
 
 func TestSharedInformerRefusesAWrappedInformer(t *testing.T) {

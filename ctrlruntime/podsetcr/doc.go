@@ -38,8 +38,9 @@
 // (cache.Options.DefaultNamespaces) wraps one informer per namespace, and
 // Complete refuses it with an error; restrict the cache with label or field
 // selectors instead. A podset option given an impossible value panics where
-// it is built (podset's convention); what podset.NewReconciler refuses (among
-// it, the options of podset's own driver, which controller-runtime's
-// replaces: WithNames, WithMetricsProvider, WithDrainTimeout,
-// WithUnreachableBackoffCap) is reported by Complete.
+// it is built (podset's convention), and so does Complete when given an
+// option of podset's own driver, which controller-runtime's replaces
+// (WithNames, WithMetricsProvider, WithDrainTimeout,
+// WithUnreachableBackoffCap); what the cache refuses is reported by
+// Complete.
 package podsetcr
