@@ -19,6 +19,7 @@ import (
 // copy.
 func UpdateStatus[O client.Object](ctx context.Context, writer client.StatusClient, owner O, set func(O), reread func(context.Context) (O, error)) (O, error) {
 	var zero O
+	namespace, name := owner.GetNamespace(), owner.GetName()
 	for attempt := 0; ; attempt++ {
 		next := owner.DeepCopyObject().(O) //nolint:forcetypeassert // a copy has the type of its original
 		set(next)
@@ -30,10 +31,10 @@ func UpdateStatus[O client.Object](ctx context.Context, writer client.StatusClie
 			return next, nil
 		}
 		if attempt > 0 {
-			return zero, fmt.Errorf("updating the status of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
+			return zero, fmt.Errorf("updating the status of %s/%s: %w", namespace, name, err)
 		}
 		if owner, err = reread(ctx); err != nil {
-			return zero, fmt.Errorf("re-reading %s/%s for its status: %w", owner.GetNamespace(), owner.GetName(), err)
+			return zero, fmt.Errorf("re-reading %s/%s for its status: %w", namespace, name, err)
 		}
 	}
 }
