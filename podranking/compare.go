@@ -139,8 +139,8 @@ func afterOrZero(aZero, bZero, aAfter bool) int {
 // compareUIDs orders two pods' UIDs as strings. Real UIDs differ in their
 // first eight bytes, so the prefixes almost always decide.
 func compareUIDs(a, b *key) int {
-	if a.uidPrefix != b.uidPrefix {
-		return cmp.Compare(a.uidPrefix, b.uidPrefix)
+	if ua, ub := a.uid(), b.uid(); ua != ub {
+		return cmp.Compare(ua, ub)
 	}
 	return strings.Compare(string(a.pod.UID), string(b.pod.UID))
 }

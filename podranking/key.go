@@ -33,6 +33,10 @@ type key struct {
 	pod *v1.Pod
 	// uidPrefix is the UID's first eight bytes, big-endian, so that
 	// comparing prefixes as integers orders UIDs as strings do, up to ties.
+	// It is read from the pod only when a comparison gets that far (see
+	// uid): the UID's bytes are a memory read of their own, and most pods
+	// of a large ranking are never compared by UID. uidKnown says whether
+	// it has been read.
 	uidPrefix uint64
 	head      uint64
 	rank      int
@@ -47,6 +51,7 @@ type key struct {
 	// decided by an earlier rule. regular is unknownRestarts until read.
 	regular, sidecar int32
 	idx              int32 // position in the ranked slice
+	uidKnown         bool
 }
 
 // unknownRestarts marks restart counts not read yet; real counts are never
@@ -61,6 +66,15 @@ func (k *key) restarts() (regular, sidecar int32) {
 		k.regular, k.sidecar = podstate.MaxContainerRestarts(k.pod)
 	}
 	return k.regular, k.sidecar
+}
+
+// uid returns the key's uidPrefix, reading it from the pod on first use,
+// under the same ownership as restarts.
+func (k *key) uid() uint64 {
+	if !k.uidKnown {
+		k.uidPrefix, k.uidKnown = uidPrefix(k.pod.UID), true
+	}
+	return k.uidPrefix
 }
 
 // instant is a time's wall clock. Equal and After on two times without
@@ -181,7 +195,6 @@ func (p *policy) makeKey(k *key, pod *v1.Pod, rank int, i int) {
 	}
 	head |= uint64(int64(cost)+costBias) & headCostMask
 	k.head = head
-	k.uidPrefix = uidPrefix(pod.UID)
 	k.regular = unknownRestarts
 	if c := readyCondition(pod); c != nil && c.Status == v1.ConditionTrue {
 		k.head |= headReadyBit
@@ -242,7 +255,7 @@ func (p *policy) keyFromFacts(k *key, pod *v1.Pod, f *podFacts, rank int, i int)
 	}
 	head |= uint64(int64(cost)+costBias) & headCostMask
 	k.head = head
-	k.uidPrefix = f.uidPrefix
+	k.uidPrefix, k.uidKnown = f.uidPrefix, true
 	k.regular = unknownRestarts
 	if f.ready {
 		k.head |= headReadyBit

@@ -1,8 +1,8 @@
 package podranking
 
 import (
-	"hash/maphash"
 	"sync"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -27,6 +27,9 @@ import (
 // of filtered go into a table, and only the related pods not in it (a
 // sibling's, during a rollout) are read, in a loop without calls, so that
 // the processor waits for many of them at once rather than one at a time.
+// For the same reason the pods of filtered are read ahead of their visits
+// a run at a time, and the related pods' node names before their lookups
+// (warm.go).
 func countOnNodes(filtered, related []*v1.Pod, visit func(i int, p *v1.Pod, slot int32)) []int {
 	slots := make(map[string]int32)
 	counts := make([]int, 0, min(len(filtered), 64))
@@ -40,6 +43,9 @@ func countOnNodes(filtered, related []*v1.Pod, visit func(i int, p *v1.Pod, slot
 		defer putPodTable(seen)
 	}
 	for i, p := range filtered {
+		if i%warmRun == 0 {
+			warmPods(filtered[i:min(i+warmRun, len(filtered))])
+		}
 		slot := int32(-1)
 		if p != nil {
 			s, ok := slots[p.Spec.NodeName]
@@ -94,6 +100,7 @@ func countOnNodes(filtered, related []*v1.Pod, visit func(i int, p *v1.Pod, slot
 			nodes = append(nodes, p.Spec.NodeName)
 		}
 	}
+	warmStrings(nodes)
 	for _, node := range nodes {
 		if s, ok := slots[node]; ok {
 			counts[s]++
@@ -150,13 +157,13 @@ func putPodTable(t *podTable) {
 	podTablePool.Put(t)
 }
 
-// pointerSeed seeds the hash of pod pointers. The hash reads the pointer's
-// address only, never the pod.
-var pointerSeed = maphash.MakeSeed()
-
-// home is the first probe of p: the top bits of the pointer's hash.
+// home is the first probe of p: the top bits of its address multiplied by
+// 2^64 divided by the golden ratio (Fibonacci hashing), which spreads
+// addresses that differ by a multiple of the pods' size over the table. It
+// reads the address only, never the pod; Go never moves heap objects, and
+// filtered holds every pod in the table alive while the table is in use.
 func (t *podTable) home(p *v1.Pod) uint64 {
-	return maphash.Comparable(pointerSeed, p) >> t.shift
+	return uint64(uintptr(unsafe.Pointer(p))) * 0x9e3779b97f4a7c15 >> t.shift
 }
 
 // put records position i of filtered, unless its pod is already there.
