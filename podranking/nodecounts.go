@@ -31,7 +31,8 @@ import (
 // a run at a time, and the related pods' node names before their lookups
 // (warm.go).
 func countOnNodes(filtered, related []*v1.Pod, visit func(i int, p *v1.Pod, slot int32)) []int {
-	slots := make(map[string]int32)
+	slots := getNodeSlots()
+	defer putNodeSlots(slots)
 	counts := make([]int, 0, min(len(filtered), 64))
 	shared := 0
 	if len(filtered) > 0 && len(related) >= len(filtered) && &filtered[0] == &related[0] {
@@ -108,6 +109,23 @@ func countOnNodes(filtered, related []*v1.Pod, visit func(i int, p *v1.Pod, slot
 	}
 	seen.others, seen.nodes = others, nodes
 	return counts
+}
+
+// nodeSlotsPool keeps the maps of node names to slots from one ranking to
+// the next: growing a map to the hundreds of nodes of a large set of pods
+// allocates it several times over, and a cleared map keeps its room.
+var nodeSlotsPool sync.Pool
+
+func getNodeSlots() map[string]int32 {
+	if m, ok := nodeSlotsPool.Get().(map[string]int32); ok {
+		return m
+	}
+	return make(map[string]int32)
+}
+
+func putNodeSlots(m map[string]int32) {
+	clear(m) // drop the names, which belong to the pods
+	nodeSlotsPool.Put(m)
 }
 
 // podTable finds a pod of filtered by its pointer: an open-addressed table
