@@ -74,7 +74,9 @@ func headRule(a, b uint64) Rule {
 func (p *policy) compareTimes(rule int, a, b *key) (int, bool) {
 	ta, tb, ba, bb := a.ready, b.ready, a.readyBucket, b.readyBucket
 	if rule == classCreated {
-		ta, tb, ba, bb = a.created, b.created, a.createdBucket, b.createdBucket
+		// Before p.monotonic is read: reading a time can set it.
+		ta, ba = p.createdOf(a)
+		tb, bb = p.createdOf(b)
 	}
 	if p.monotonic {
 		return p.compareTimesMonotonic(rule, a, b, ba, bb)

@@ -106,10 +106,13 @@ func TestKeyFromFactsIsMakeKey(t *testing.T) {
 						var f podFacts
 						f.read(p, true)
 						viaFacts.keyFromFacts(&got, p, &f, i%7, i)
-						// makeKey leaves the UID prefix to the first
-						// comparison that needs it; facts carry it.
+						// makeKey leaves the UID prefix and the creation
+						// time to the first comparison that needs them;
+						// facts carry them.
 						want.uid()
 						got.uid()
+						direct.createdOf(&want)
+						viaFacts.createdOf(&got)
 						require.Equal(t, want, got, "config %d pod %d cost=%v log=%v ties=%v", ci, i, !disableCost, !disableLog, ties)
 					}
 					require.Equal(t, direct.monotonic, viaFacts.monotonic)

@@ -103,6 +103,10 @@ func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, po
 // ready to be sorted.
 func (s *Selector) finish(r *Ranking, order []sortEntry) {
 	if r.pol.consistentTies && r.pol.logScale {
+		// The classes group the creation times of every pod.
+		for i := range r.keys {
+			r.pol.createdOf(&r.keys[i])
+		}
 		r.pol.classes = assignClasses(r.keys)
 	}
 	if len(s.rankers) > 0 {

@@ -250,7 +250,7 @@ func TestConsistentTiesIsStrictWeakOrder(t *testing.T) {
 func TestMonotonicReadings(t *testing.T) {
 	now := time.Now()
 	require.True(t, hasMonotonic(now))
-	for seed := uint64(0); seed < 10; seed++ {
+	for seed := uint64(0); seed < 14; seed++ {
 		pods := genPods(newRand(seed), 120, now, genConfig{nodes: 3})
 		withReading := func(t metav1.Time) metav1.Time {
 			if t.IsZero() {
@@ -263,6 +263,11 @@ func TestMonotonicReadings(t *testing.T) {
 				continue // a mix of times with and without readings
 			}
 			p.CreationTimestamp = withReading(p.CreationTimestamp)
+			if seed >= 10 {
+				// Readings on creation times only: a ranking reads those
+				// lazily, so it meets the first reading mid-sort.
+				continue
+			}
 			for j := range p.Status.Conditions {
 				p.Status.Conditions[j].LastTransitionTime = withReading(p.Status.Conditions[j].LastTransitionTime)
 			}
