@@ -57,6 +57,13 @@
 // highest index first. Status gains the revision fields. A Spec that does
 // not, or an owner whose RollingUpdate says false, is synced as before.
 //
+// A Spec that implements ScaleInSpec names the children a scale-down
+// deletes first (OpenKruise's podsToDelete): interchangeable children
+// named go before the deletion order, and during a rollout before children
+// alike; indexed mode honours the names only among the children holding no
+// wanted name, since a wanted name deleted would be created again. Names
+// never delete more than the scale-down asks for, and the burst cap holds.
+//
 // Use it in a few lines: write a Spec for the owner and a Kind for the
 // child (embed IndexerLister for the listing), then
 //

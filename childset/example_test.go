@@ -88,3 +88,57 @@ func Example() {
 	// train-1 index 1 owner train
 	// train-2 index 2 owner train
 }
+
+// drainingWorkerSet is workerSet whose owners name, in an annotation, the
+// workers to remove first on a scale-down.
+type drainingWorkerSet struct{ workerSet }
+
+func (drainingWorkerSet) ChildrenToDeleteFirst(s *appsv1.StatefulSet) []string {
+	return strings.Split(s.Annotations["example.ctrlkit.io/delete-first"], ",")
+}
+
+// ExampleScaleInSpec scales an interchangeable set of four ConfigMaps down
+// to two, deleting the two its owner names.
+func ExampleScaleInSpec() {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	owners := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	children := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{childset.ControllerIndex: claim.IndexByController})
+
+	replicas := int32(2)
+	owner := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "train", UID: "train-uid",
+			Annotations: map[string]string{"example.ctrlkit.io/delete-first": "worker-b,worker-d"}},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"set": "train"}},
+			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"set": "train"}}},
+		},
+	}
+	_ = owners.Add(owner)
+	ref := metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
+	for _, name := range []string{"worker-a", "worker-b", "worker-c", "worker-d"} {
+		cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: types.UID(name),
+			Labels: map[string]string{"set": "train"}, OwnerReferences: []metav1.OwnerReference{*ref}}}
+		_, _ = client.CoreV1().ConfigMaps("ml").Create(ctx, cm, metav1.CreateOptions{})
+		_ = children.Add(cm)
+	}
+	configMaps := objectcontrol.New("ConfigMap", objectcontrol.TypedWriter(
+		func(ns string) objectcontrol.TypedClient[*v1.ConfigMap] { return client.CoreV1().ConfigMaps(ns) }),
+		nil, types.StrategicMergePatchType)
+
+	r := childset.NewReconciler(drainingWorkerSet{workerSet{owners}}, workerConfig{childset.IndexerLister[*v1.ConfigMap](children)},
+		configMaps)
+	_, err := r.Reconcile(ctx, "ml/train")
+	fmt.Println("error:", err)
+
+	list, _ := client.CoreV1().ConfigMaps("ml").List(ctx, metav1.ListOptions{})
+	slices.SortFunc(list.Items, func(a, b v1.ConfigMap) int { return strings.Compare(a.Name, b.Name) })
+	for _, cm := range list.Items {
+		fmt.Println(cm.Name)
+	}
+	// Output:
+	// error: <nil>
+	// worker-a
+	// worker-c
+}

@@ -317,18 +317,19 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 		}
 		return Result{}, r.createCounted(ctx, owner, ref, expKey, fresh)
 	case diff > 0:
-		victims := r.inDeletionOrder(active, ready, min(diff, r.cfg.burst))
+		victims := r.inDeletionOrderNamedFirst(r.namedToDeleteFirst(owner), active, ready, min(diff, r.cfg.burst))
 		return Result{}, r.deleteChildren(ctx, owner, expKey, victims)
 	}
 	return Result{}, nil
 }
 
 // manageIndexed creates the lowest missing indices or, when none is
-// missing, deletes the children holding no wanted name, highest index
-// first. A missing name held by a foreign object is skipped with an event
-// and a retry; deletions wait until it is free. A pass that creates deletes nothing: a named-creation record and a
-// deletion record cannot be pending for one owner at once, and the created
-// children's events sync the owner again.
+// missing, deletes the children holding no wanted name, those a
+// ScaleInSpec names first, then the highest index first. A missing name
+// held by a foreign object is skipped with an event and a retry; deletions
+// wait until it is free. A pass that creates deletes nothing: a
+// named-creation record and a deletion record cannot be pending for one
+// owner at once, and the created children's events sync the owner again.
 func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, children, active []C) (Result, error) {
 	replicas := wanted(r.spec.Replicas(owner))
 	held := make(map[string]bool, len(children))
@@ -384,6 +385,9 @@ func (r *Reconciler[O, C]) manageIndexed(ctx context.Context, owner O, template 
 		return res, nil
 	}
 	indexedDeletionOrder(extras)
+	// Names choose only among the extras (see ScaleInSpec): a wanted name
+	// deleted would be created again.
+	namedFirst(r.namedToDeleteFirst(owner), extras)
 	return res, r.deleteChildren(ctx, owner, expKey, extras[:min(len(extras), r.cfg.burst)])
 }
 

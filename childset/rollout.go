@@ -132,7 +132,14 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 // owner, those being deleted included; ready[i] is whether children[i] is
 // ready, read once for the whole sync.
 func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, children []C, ready []bool) (Result, error) {
-	order := r.deletionOrder(children, ready, len(children))
+	// The plan deletes, among children alike, the first given: the ones a
+	// ScaleInSpec names go first. An indexed plan orders by index, and its
+	// first given also wins a contested index, so names stay out of it.
+	var named map[string]bool
+	if !r.cfg.indexed {
+		named = r.namedToDeleteFirst(owner)
+	}
+	order := r.deletionOrderNamedFirst(named, children, ready, len(children))
 	ordered := make([]C, len(order))
 	orderedReady := make([]bool, len(order))
 	for i, at := range order {
