@@ -32,6 +32,10 @@ const (
 	RuleExtension
 	// RuleNil: exactly one of the two pods is nil; nil pods go last.
 	RuleNil
+	// RuleNamed: the caller named pod A to be deleted first (a scale-in by
+	// name, as podset's ScaleInKind). The ranking never decides by it; a
+	// caller that deletes named pods ahead of the ranking reports it.
+	RuleNamed
 )
 
 var ruleNames = [...]string{
@@ -46,6 +50,7 @@ var ruleNames = [...]string{
 	RuleCreationTime: "more recently created first",
 	RuleExtension:    "extension ranker",
 	RuleNil:          "nil pod last",
+	RuleNamed:        "named to delete first",
 }
 
 // String returns a short human description of the rule.

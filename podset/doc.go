@@ -51,6 +51,12 @@
 // backoff, and failures caused by an unreachable API server back off at
 // most 30 s, so owners resume soon after an outage (internal/syncloop).
 //
+// A Kind that implements ScaleInKind names the pods a scale-down deletes
+// first (OpenKruise's podsToDelete): the named active pods go before the
+// others, ranked among themselves, and the rest are chosen by upstream's
+// ranking as before; the ScaleDownDecision reports them with
+// podranking.RuleNamed. A Kind without it syncs exactly as upstream.
+//
 // AddPodControllerIndexer and FilterPodsByOwner are upstream's pod-by-owner
 // informer index, for controllers that list an owner's pods themselves.
 package podset

@@ -74,6 +74,22 @@ type SiblingLister[O metav1.Object] interface {
 	Siblings(owner O) ([]O, error)
 }
 
+// ScaleInKind is the optional part of a Kind whose owners name the pods a
+// scale-down deletes first, as OpenKruise CloneSet's
+// scaleStrategy.podsToDelete does (and childset.ScaleInSpec for other
+// kinds, with the same method). The named active pods go first, ranked
+// among themselves by upstream's order; the rest are chosen by upstream's
+// ranking as without names. A scale-down never deletes more pods than it
+// asks for, and the burst cap holds. A name that matches no active pod of
+// the owner (unknown, empty, listed twice, another owner's pod) is
+// ignored; a Kind that names nothing syncs exactly as one without the
+// method.
+type ScaleInKind[O metav1.Object] interface {
+	// ChildrenToDeleteFirst returns the names of the owner's pods that a
+	// scale-down deletes before any other.
+	ChildrenToDeleteFirst(owner O) []string
+}
+
 // StatusInput is what a sync observed, for Kind.UpdateStatus.
 type StatusInput struct {
 	// Active are the owner's active pods (neither terminating nor finished)

@@ -29,7 +29,9 @@ type ScaleDownDecision struct {
 	// Chosen are the pods being deleted, first choice first.
 	Chosen []*v1.Pod
 	// Reasons[i] explains why Chosen[i] went before the first pod kept. It is
-	// empty when every pod goes, as there is no choice to explain then.
+	// empty when every pod goes, as there is no choice to explain then. A
+	// pod chosen because the Kind named it (ScaleInKind) before an unnamed
+	// pod kept has Rule podranking.RuleNamed.
 	Reasons []podranking.Decision
 }
 
@@ -106,6 +108,10 @@ func (c *Reconciler[O]) deletePods(ctx context.Context, o O, expKey string, own 
 			logger.V(4).Info("No related pods for ranking", "owner", klog.KObj(o), "reason", err.Error())
 		}
 		sel := podranking.NewSelector(c.rankingOptions()...)
+		if named, others := c.namedToDeleteFirst(o, active); len(named) > 0 {
+			victims = c.podsToDeleteNamedFirst(sel, o, active, named, others, related, n)
+			return c.sendPodDeletions(ctx, o, expKey, victims)
+		}
 		// The pods' facts are kept for the owner's next scale-down, which
 		// usually meets most of the same pod objects; without a claim memo
 		// (some pod was adopted or released) the ranking keeps nothing.
@@ -139,7 +145,11 @@ func (c *Reconciler[O]) deletePods(ctx context.Context, o O, expKey string, own 
 			c.reportScaleDown(rk, o, active, victims)
 		}
 	}
+	return c.sendPodDeletions(ctx, o, expKey, victims)
+}
 
+// sendPodDeletions deletes victims, expecting each deletion by key.
+func (c *Reconciler[O]) sendPodDeletions(ctx context.Context, o O, expKey string, victims []*v1.Pod) error {
 	keys := make([]string, len(victims))
 	for i, pod := range victims {
 		keys[i] = podstate.Key(pod)

@@ -33,6 +33,7 @@ import (
 type Reconciler[O metav1.Object] struct {
 	kind     Kind[O]
 	siblings SiblingLister[O] // nil when kind does not list siblings
+	scaleIn  ScaleInKind[O]   // nil when kind names no pods to delete first
 	gvk      schema.GroupVersionKind
 	cfg      config
 	logger   klog.Logger
@@ -100,6 +101,7 @@ func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinforme
 		ownerGR:  ownerGVR.GroupResource(),
 	}
 	c.siblings, _ = kind.(SiblingLister[O])
+	c.scaleIn, _ = kind.(ScaleInKind[O])
 	podInf := podInformer.Informer()
 	if cfg.readYourWrites {
 		c.guard = newGuard(cfg, logger, podInf, ownerInformer, c.ownerGR)
