@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/ctrlkit/ctrlkit/childset"
@@ -72,4 +73,30 @@ func TestCompleteSpecForwardsTheRolloutOptions(t *testing.T) {
 	without := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRolling{}, reader, nil, nil)
 	assert.EqualValues(t, childset.DefaultRevisionHistoryLimit, without.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
 	assert.Nil(t, without.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
+}
+
+type rsNaming struct{ rsOnly }
+
+func (rsNaming) ChildrenToDeleteFirst(*appsv1.ReplicaSet) []string { return []string{"web-1"} }
+
+// The host's wrapper keeps a Spec's names to delete first, and names
+// nothing for a Spec without them, as the core would read it.
+func TestCompleteSpecForwardsTheNamesToDeleteFirst(t *testing.T) {
+	reader := fake.NewClientBuilder().Build()
+	for _, spec := range []Spec[*appsv1.ReplicaSet, *corev1.Pod]{rsNaming{}, rsRolling{}} {
+		for _, live := range []*fake.ClientBuilder{nil, fake.NewClientBuilder()} {
+			var liveReader client.Reader
+			if live != nil {
+				liveReader = live.Build()
+			}
+			full := completeSpec(spec, reader, liveReader, nil)
+			require.Implements(t, (*childset.ScaleInSpec[*appsv1.ReplicaSet])(nil), full)
+			got := full.(childset.ScaleInSpec[*appsv1.ReplicaSet]).ChildrenToDeleteFirst(nil)
+			if _, names := spec.(childset.ScaleInSpec[*appsv1.ReplicaSet]); names {
+				assert.Equal(t, []string{"web-1"}, got)
+			} else {
+				assert.Nil(t, got)
+			}
+		}
+	}
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // A Spec the host completes with Get must keep the optional interfaces the
-// core looks for on it (status, minReadySeconds, rolling updates), or a
-// user's UpdateStatus would silently never run. cachedSpec forwards the
-// status and minReadySeconds ones, whose absence and a neutral answer mean
-// the same to the core; RolloutSpec cannot be forwarded that way (the core
+// core looks for on it (status, minReadySeconds, scale-in by name, rolling
+// updates), or a user's UpdateStatus would silently never run. cachedSpec
+// forwards the status, minReadySeconds and scale-in ones, whose absence and
+// a neutral answer mean the same to the core; RolloutSpec cannot be forwarded that way (the core
 // needs WithRevisions exactly when a Spec implements it), so a Spec that
 // rolls out is wrapped once more, in rollingSpec.
 
@@ -25,6 +25,7 @@ type hostedSpec[O, C client.Object] interface {
 	childset.Spec[O, C]
 	childset.StatusSpec[O]
 	childset.MinReadySpec[O]
+	childset.ScaleInSpec[O]
 	childset.LiveReader[O]
 }
 
@@ -97,6 +98,15 @@ func (s cachedSpec[O, C]) MinReadySeconds(owner O) int32 {
 		return m.MinReadySeconds(owner)
 	}
 	return 0
+}
+
+// ChildrenToDeleteFirst forwards to the user's ScaleInSpec; without one it
+// names nothing, which the core reads as a Spec without it.
+func (s cachedSpec[O, C]) ChildrenToDeleteFirst(owner O) []string {
+	if named, ok := s.Spec.(childset.ScaleInSpec[O]); ok {
+		return named.ChildrenToDeleteFirst(owner)
+	}
+	return nil
 }
 
 // GetLive, for a cachedSpec, reads the cache again: with no live reader the

@@ -59,6 +59,18 @@ func NewKind[O client.Object](d Describer[O], cached, uncached client.Reader, wr
 	return &Kind[O]{Describer: d, cached: cached, uncached: uncached, writer: writer, prototype: prototype}, nil
 }
 
+// ChildrenToDeleteFirst forwards to the Describer when it is a
+// podset.ScaleInKind; otherwise it names nothing, and podset syncs as for a
+// Kind without it.
+func (k *Kind[O]) ChildrenToDeleteFirst(owner O) []string {
+	if named, ok := k.Describer.(podset.ScaleInKind[O]); ok {
+		return named.ChildrenToDeleteFirst(owner)
+	}
+	return nil
+}
+
+var _ podset.ScaleInKind[*unstructured.Unstructured] = (*Kind[*unstructured.Unstructured])(nil)
+
 // emptyObject returns an empty O of kind gvk, with its kind set so that
 // controller-runtime can route reads of unstructured objects.
 func emptyObject[O client.Object](scheme *runtime.Scheme, gvk schema.GroupVersionKind) (O, error) {

@@ -160,3 +160,23 @@ func (mismatchedDescriber) GroupVersionKind() schema.GroupVersionKind {
 type noKind struct{ podgroup.Kind }
 
 func (noKind) GroupVersionKind() schema.GroupVersionKind { return schema.GroupVersionKind{} }
+
+// namingPodGroups is the podgroup describer with names to delete first.
+type namingPodGroups struct{ podgroup.Kind }
+
+func (namingPodGroups) ChildrenToDeleteFirst(*unstructured.Unstructured) []string {
+	return []string{"web-abc"}
+}
+
+// Kind forwards a describer's names to delete first, and names nothing for
+// a describer without them, which podset syncs as a Kind without them.
+func TestKindForwardsTheNamesToDeleteFirst(t *testing.T) {
+	s := newScheme(t)
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	named, err := NewKind[*unstructured.Unstructured](namingPodGroups{}, c, c, c, s)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"web-abc"}, named.ChildrenToDeleteFirst(nil))
+	plain, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, c, c, c, s)
+	require.NoError(t, err)
+	assert.Nil(t, plain.ChildrenToDeleteFirst(nil))
+}
