@@ -94,6 +94,7 @@ func (r *Reconciler[O, C]) deletionOrderAmong(positions []int, children []C, rea
 	}
 	return order
 }
+
 // namedFirst moves the children named to the front of children, keeping
 // the order within either group.
 func namedFirst[C Object](named map[string]bool, children []C) {
