@@ -108,7 +108,9 @@ func (scaleInSpec) ChildrenToDeleteFirst(rs *appsv1.ReplicaSet) []string {
 	return namesToDeleteFirst(rs)
 }
 
-type readyConfigMaps struct{ childset.Lister[*corev1.ConfigMap] }
+type readyConfigMaps struct {
+	childset.Lister[*corev1.ConfigMap]
+}
 
 func (readyConfigMaps) Ready(*corev1.ConfigMap) bool { return true }
 
@@ -123,7 +125,9 @@ func TestScaleInByNameChildren(t *testing.T) {
 	children := factory.Core().V1().ConfigMaps().Informer()
 	require.NoError(t, childset.AddControllerIndexer(children))
 	control := objectcontrol.New("ConfigMap", objectcontrol.TypedWriter(
-		func(ns string) objectcontrol.TypedClient[*corev1.ConfigMap] { return s.ctrlClient.CoreV1().ConfigMaps(ns) }),
+		func(ns string) objectcontrol.TypedClient[*corev1.ConfigMap] {
+			return s.ctrlClient.CoreV1().ConfigMaps(ns)
+		}),
 		nil, types.StrategicMergePatchType)
 	c, err := childset.New(owners.Informer(), children, scaleInSpec{owners.Lister()},
 		readyConfigMaps{childset.IndexerLister[*corev1.ConfigMap](children.GetIndexer())}, control)
