@@ -143,8 +143,13 @@ func TestStaleCacheHoldsDoNotDrainTheTokenBucket(t *testing.T) {
 	e.c.queue.Add("ns/failing")
 	before := time.Now()
 	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
-	at, ok := e.c.queue.Deadline("ns/failing")
-	require.True(t, ok, "the failed owner waits for its retry")
-	assert.Less(t, at.Sub(before), time.Second, "a first failure retries after the base backoff, not after the bucket's debt")
+	if at, waiting := e.c.queue.Deadline("ns/failing"); waiting {
+		assert.Less(t, at.Sub(before), time.Second, "a first failure retries after the base backoff, not after the bucket's debt")
+	} else {
+		// On a loaded machine the base backoff (5 ms) may be over already:
+		// the owner is then back in the queue, well within the second.
+		assert.Equal(t, 1, e.c.queue.Len(), "the failed owner is retried")
+		assert.Less(t, time.Since(before), time.Second)
+	}
 	e.c.queue.ShutDown()
 }
