@@ -103,7 +103,7 @@ func TestSharedInformerRefusesAWrappedInformer(t *testing.T) {
 // a dynamic fake (PodGroups), as a manager's cache would hand them out,
 // with pods written to the cluster and the status to a controller-runtime
 // fake; it returns the reconciler and the cluster.
-func podGroupRig(t *testing.T, ctx context.Context, group *unstructured.Unstructured, opts ...podset.Option) (*Controller[*unstructured.Unstructured], *simcluster.Cluster) {
+func podGroupRig(t *testing.T, ctx context.Context, group *unstructured.Unstructured, opts ...podset.Option) (*Controller[*unstructured.Unstructured], *simcluster.Cluster, toolscache.Store) {
 	t.Helper()
 	s := newScheme(t)
 	cluster := simcluster.New(simcluster.WithScheduler(false), simcluster.WithKubelet(false))
@@ -124,7 +124,7 @@ func podGroupRig(t *testing.T, ctx context.Context, group *unstructured.Unstruct
 	groups.Start(ctx.Done())
 	t.Cleanup(func() { pods.Shutdown(); groups.Shutdown() })
 	require.Eventually(t, func() bool { return c.ReadyzCheck(nil) == nil }, 10*time.Second, 10*time.Millisecond)
-	return c, cluster
+	return c, cluster, podInf.GetStore()
 }
 
 // The reconciler runs podset on the informers the cache hands out: a
@@ -137,7 +137,7 @@ func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
 	group := newGroup("web", 3)
 	// The status goes to a store the owner informer never reads, which
 	// the guard would wait for forever (the next test).
-	c, cluster := podGroupRig(t, ctx, group, podset.WithReadYourWrites(false))
+	c, cluster, podCache := podGroupRig(t, ctx, group, podset.WithReadYourWrites(false))
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "web"}}
 	res, err := c.Reconcile(ctx, req)
 	require.NoError(t, err)
@@ -152,6 +152,11 @@ func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, res.RequeueAfter, time.Minute, "the creations are expected; look again when they expire")
 
+	// The handler is fed the pods the API listed; the informer delivers
+	// them a moment later, and the sync below lists them from its cache
+	// (with the guard off, nothing waits for it): wait, as the informer's
+	// own events would have come first.
+	require.Eventually(t, func() bool { return len(podCache.List()) == 3 }, 10*time.Second, time.Millisecond)
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	h := PodHandler[*unstructured.Unstructured]{c.core}
@@ -178,7 +183,7 @@ func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
 func TestReconcilerPollsAStaleCache(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, _ := podGroupRig(t, ctx, newGroup("web", 1))
+	c, _, _ := podGroupRig(t, ctx, newGroup("web", 1))
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "web"}}
 	_, err := c.Reconcile(ctx, req)
 	require.NoError(t, err)
