@@ -26,7 +26,7 @@ func DefaultOrder[C Object](ready func(C) bool) Order[C] {
 		panic("childset: DefaultOrder: nil ready function")
 	}
 	return func(a, b C) int {
-		ka, kb := deletionKeyOf(a, ready(a), 0), deletionKeyOf(b, ready(b), 0)
+		ka, kb := deletionKeyOf(a, ready(a), false, 0), deletionKeyOf(b, ready(b), false, 0)
 		return ka.compare(&kb)
 	}
 }
@@ -36,6 +36,9 @@ func DefaultOrder[C Object](ready func(C) bool) Order[C] {
 // call Ready and parse the cost annotation twice per comparison, which at
 // 10,000 children was most of a scale-down.
 type deletionKey struct {
+	// named is set for a child a ScaleInSpec names: it goes before the
+	// rest, whatever DefaultOrder says.
+	named    bool
 	notReady bool
 	cost     int32
 	created  time.Time
@@ -45,18 +48,19 @@ type deletionKey struct {
 	pos int
 }
 
-func deletionKeyOf[C Object](c C, ready bool, pos int) deletionKey {
-	return deletionKey{notReady: !ready, cost: cost(c), created: c.GetCreationTimestamp().Time,
+func deletionKeyOf[C Object](c C, ready, named bool, pos int) deletionKey {
+	return deletionKey{named: named, notReady: !ready, cost: cost(c), created: c.GetCreationTimestamp().Time,
 		uid: string(c.GetUID()), pos: pos}
 }
 
-// compare is DefaultOrder on two keys, then their input positions.
+// compare is the named children first, then DefaultOrder on two keys, then
+// their input positions.
 func (a *deletionKey) compare(b *deletionKey) int {
-	if a.notReady != b.notReady {
-		if a.notReady {
-			return -1
-		}
-		return 1
+	if c := trueFirst(a.named, b.named); c != 0 {
+		return c
+	}
+	if c := trueFirst(a.notReady, b.notReady); c != 0 {
+		return c
 	}
 	if c := cmp.Compare(a.cost, b.cost); c != 0 {
 		return c
@@ -71,11 +75,23 @@ func (a *deletionKey) compare(b *deletionKey) int {
 	return cmp.Compare(a.pos, b.pos)
 }
 
+// trueFirst orders true before false.
+func trueFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
 // inDeletionOrder returns the first k of children in deletion order (all
 // of them when k >= len(children)), as a stable sort by the Reconciler's
-// order would leave them; ready[i] is whether children[i] is ready.
-func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, k int) []C {
-	order := r.deletionOrder(children, ready, k)
+// order would leave them, the children named (ScaleInSpec; nil: none)
+// first; ready[i] is whether children[i] is ready.
+func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, named map[string]bool, k int) []C {
+	order := r.deletionOrder(children, ready, named, k)
 	out := make([]C, len(order))
 	for i, at := range order {
 		out[i] = children[at]
@@ -89,19 +105,24 @@ func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, k int) []
 // chosen with a bounded heap over the keys, in place (n log k instead of a
 // sort's n log n), then sorted. A WithDeletionOrder order is the caller's
 // function and is sorted stably as given.
-func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, k int) []int {
+func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, named map[string]bool, k int) []int {
 	k = max(0, min(k, len(children)))
 	if r.order != nil {
 		order := make([]int, len(children))
 		for i := range order {
 			order[i] = i
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return r.order(children[a], children[b]) })
+		slices.SortStableFunc(order, func(a, b int) int {
+			if c := trueFirst(named[children[a].GetName()], named[children[b].GetName()]); c != 0 {
+				return c
+			}
+			return r.order(children[a], children[b])
+		})
 		return order[:k:k]
 	}
 	keys := make(deletionKeys, len(children))
 	for i, c := range children {
-		keys[i] = deletionKeyOf(c, ready[i], i)
+		keys[i] = deletionKeyOf(c, ready[i], named[c.GetName()], i)
 	}
 	if k > 0 && k < len(keys) {
 		first := keys[:k]

@@ -49,7 +49,7 @@ func TestInDeletionOrderIsStableSortByDefaultOrder(t *testing.T) {
 			ready[i] = readyKind{}.Ready(c)
 		}
 		for _, k := range []int{0, 1, n / 3, n - 1, n, n + 5} {
-			if got := r.inDeletionOrder(children, ready, k); !slices.Equal(got, want[:max(0, min(k, n))]) {
+			if got := r.inDeletionOrder(children, ready, nil, k); !slices.Equal(got, want[:max(0, min(k, n))]) {
 				t.Fatalf("round %d, first %d: keyed order %v, stable sort %v", round, k, names(got), names(want))
 			}
 		}
@@ -107,11 +107,16 @@ func TestInDeletionOrderUsesTheCallersOrder(t *testing.T) {
 	for _, n := range []string{"ccc", "a", "bb", "d", "ee"} {
 		children = append(children, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n}})
 	}
-	if got, want := names(r.inDeletionOrder(children, make([]bool, len(children)), 4)), []string{"a", "d", "bb", "ee"}; !slices.Equal(got, want) {
+	if got, want := names(r.inDeletionOrder(children, make([]bool, len(children)), nil, 4)), []string{"a", "d", "bb", "ee"}; !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
 	if got := names(children); !slices.Equal(got, []string{"ccc", "a", "bb", "d", "ee"}) {
 		t.Fatalf("the input was reordered: %v", got)
+	}
+	// Named children (ScaleInSpec) go first, in the caller's order too.
+	named := map[string]bool{"ee": true, "ccc": true}
+	if got, want := names(r.inDeletionOrder(children, make([]bool, len(children)), named, 3)), []string{"ee", "ccc", "a"}; !slices.Equal(got, want) {
+		t.Fatalf("named first: order %v, want %v", got, want)
 	}
 }
 

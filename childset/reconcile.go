@@ -317,7 +317,7 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 		}
 		return Result{}, r.createCounted(ctx, owner, ref, expKey, fresh)
 	case diff > 0:
-		victims := r.inDeletionOrderNamedFirst(r.namedToDeleteFirst(owner), active, ready, min(diff, r.cfg.burst))
+		victims := r.inDeletionOrder(active, ready, r.namedToDeleteFirst(owner), min(diff, r.cfg.burst))
 		return Result{}, r.deleteChildren(ctx, owner, expKey, victims)
 	}
 	return Result{}, nil

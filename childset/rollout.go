@@ -139,7 +139,7 @@ func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollo
 	if !r.cfg.indexed {
 		named = r.namedToDeleteFirst(owner)
 	}
-	order := r.deletionOrderNamedFirst(named, children, ready, len(children))
+	order := r.deletionOrder(children, ready, named, len(children))
 	ordered := make([]C, len(order))
 	orderedReady := make([]bool, len(order))
 	for i, at := range order {

@@ -48,67 +48,11 @@ func (r *Reconciler[O, C]) namedToDeleteFirst(owner O) map[string]bool {
 	return named
 }
 
-// inDeletionOrderNamedFirst returns the first k of children as
-// inDeletionOrder does, except that the children named go before the
-// others. ready is as inDeletionOrder's.
-func (r *Reconciler[O, C]) inDeletionOrderNamedFirst(named map[string]bool, children []C, ready []bool, k int) []C {
-	order := r.deletionOrderNamedFirst(named, children, ready, k)
-	out := make([]C, len(order))
-	for i, at := range order {
-		out[i] = children[at]
-	}
-	return out
-}
-
-// deletionOrderNamedFirst is inDeletionOrderNamedFirst as positions in
-// children.
-func (r *Reconciler[O, C]) deletionOrderNamedFirst(named map[string]bool, children []C, ready []bool, k int) []int {
-	var first, rest []int
-	if len(named) > 0 {
-		for i, c := range children {
-			if named[c.GetName()] {
-				first = append(first, i)
-			} else {
-				rest = append(rest, i)
-			}
-		}
-	}
-	if len(first) == 0 {
-		return r.deletionOrder(children, ready, k)
-	}
-	out := r.deletionOrderAmong(first, children, ready, k)
-	return append(out, r.deletionOrderAmong(rest, children, ready, k-len(out))...)
-}
-
-// deletionOrderAmong is deletionOrder over the children at positions, in
-// their order, as positions in children.
-func (r *Reconciler[O, C]) deletionOrderAmong(positions []int, children []C, ready []bool, k int) []int {
-	sub := make([]C, len(positions))
-	subReady := make([]bool, len(positions))
-	for i, at := range positions {
-		sub[i], subReady[i] = children[at], ready[at]
-	}
-	order := r.deletionOrder(sub, subReady, k)
-	for i, at := range order {
-		order[i] = positions[at]
-	}
-	return order
-}
-
 // namedFirst moves the children named to the front of children, keeping
 // the order within either group.
 func namedFirst[C Object](named map[string]bool, children []C) {
 	if len(named) == 0 {
 		return
 	}
-	slices.SortStableFunc(children, func(a, b C) int {
-		switch na, nb := named[a.GetName()], named[b.GetName()]; {
-		case na == nb:
-			return 0
-		case na:
-			return -1
-		default:
-			return 1
-		}
-	})
+	slices.SortStableFunc(children, func(a, b C) int { return trueFirst(named[a.GetName()], named[b.GetName()]) })
 }
