@@ -453,9 +453,16 @@ func (r *Reconciler[O, C]) createNamed(ctx context.Context, owner O, ref *metav1
 // batch failed, is no longer expected; one of unknown outcome stays
 // expected (keepUnknownCreate).
 func (r *Reconciler[O, C]) createCounted(ctx context.Context, owner O, ref *metav1.OwnerReference, expKey string, fresh []C) error {
+	namer := unsure.NewNamer(func(name string) bool {
+		_, found, err := r.kind.Get(owner.GetNamespace(), name)
+		return found && err == nil
+	})
+	for _, child := range fresh {
+		withGeneratedName(owner, child, namer)
+	}
 	var unknown atomic.Int64
 	created, err := slowstart.BatchIndexed(ctx, len(fresh), slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
-		child := withGeneratedName(owner, fresh[i])
+		child := fresh[i]
 		err := r.create(ctx, owner, child, ref)
 		if r.keepUnknownCreate(owner, expKey, child, false, err) {
 			unknown.Add(1)
@@ -553,15 +560,15 @@ func (r *Reconciler[O, C]) createNotObserved(expKey string, w unsure.Write[C]) {
 
 // withGeneratedName readies child for a create with a name chosen here: the
 // owner's name (or the template's generateName) and a random suffix, as the
-// API server's generateName would give. Choosing the name lets a create of
+// API server's generateName would give, from namer, which never gives a
+// name twice or one the cache holds. Choosing the name lets a create of
 // unknown outcome be asked about again (resolveUnknown); generateName is
 // kept, so the child records its prefix as before.
-func withGeneratedName[O Object, C Object](owner O, child C) C {
+func withGeneratedName[O Object, C Object](owner O, child C, namer *unsure.Namer) {
 	if child.GetGenerateName() == "" {
 		child.SetGenerateName(owner.GetName() + "-")
 	}
-	child.SetName(unsure.Name(child.GetGenerateName()))
-	return child
+	child.SetName(namer.Name(child.GetGenerateName()))
 }
 
 // indexedChild is a copy of template named name and labelled with index.

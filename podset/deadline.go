@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ctrlkit/ctrlkit/internal/unsure"
 	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
@@ -77,18 +76,15 @@ func (d deadlinePodControl) namePrefix(template *v1.PodTemplateSpec, object runt
 	return pod.GenerateName
 }
 
-// createPod creates a pod from template and returns its name. With a
-// prefix (namePrefix), the name is chosen here: the prefix and a random
-// suffix, as the API server's generateName would give. Choosing it lets a
-// create of unknown outcome be sent again without creating a second pod
-// (see resolveUnknown). Without one, the pod control generates the name
-// and createPod returns "".
-func (d deadlinePodControl) createPod(ctx context.Context, namespace, prefix string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) (string, error) {
-	if prefix == "" {
-		return "", d.CreatePods(ctx, namespace, template, object, controllerRef)
+// createPod creates a pod from template called name, or, with no name,
+// one the pod control names. A name chosen here (see namePrefix and
+// unsure.Namer) lets a create of unknown outcome be sent again without
+// creating a second pod (see resolveUnknown).
+func (d deadlinePodControl) createPod(ctx context.Context, namespace, name string, template *v1.PodTemplateSpec, object runtime.Object, controllerRef *metav1.OwnerReference) error {
+	if name == "" {
+		return d.CreatePods(ctx, namespace, template, object, controllerRef)
 	}
-	name := unsure.Name(prefix)
-	return name, d.createPodNamed(ctx, namespace, name, template, object, controllerRef)
+	return d.createPodNamed(ctx, namespace, name, template, object, controllerRef)
 }
 
 // createPodNamed creates the pod called name; the pod control must be a

@@ -64,10 +64,11 @@ func (c *Reconciler[O]) createPods(ctx context.Context, o O, expKey string, n in
 	logger.V(2).Info("Too few replicas", "kind", c.gvk.Kind, "owner", klog.KObj(o), "need", c.desired(o), "creating", n)
 	ref := metav1.NewControllerRef(o, c.gvk)
 	tmpl, obj := c.kind.Template(o), object(o)
-	prefix := c.podControl.namePrefix(tmpl, obj, ref)
+	names := c.podNames(o, c.podControl.namePrefix(tmpl, obj, ref), n)
 	var unknown atomic.Int64
-	successes, err := slowstart.Batch(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context) error {
-		name, err := c.podControl.createPod(ctx, o.GetNamespace(), prefix, tmpl, obj, ref)
+	successes, err := slowstart.BatchIndexed(ctx, n, slowstart.InitialBatchSize, func(ctx context.Context, i int) error {
+		name := names[i]
+		err := c.podControl.createPod(ctx, o.GetNamespace(), name, tmpl, obj, ref)
 		if err != nil && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
 			// The namespace is going away and so are we; retrying would
 			// only spin.
@@ -88,6 +89,25 @@ func (c *Reconciler[O]) createPods(ctx context.Context, o O, expKey string, n in
 		return fmt.Errorf("creating pods for %s %s/%s: %w", c.gvk.Kind, o.GetNamespace(), o.GetName(), err)
 	}
 	return nil
+}
+
+// podNames chooses the names of n pods to create: distinct, and none the
+// cache holds (see unsure.Namer). Without a prefix the pod control names
+// its pods, and every name is "".
+func (c *Reconciler[O]) podNames(o O, prefix string, n int) []string {
+	names := make([]string, n)
+	if prefix == "" {
+		return names
+	}
+	pods := c.podLister.Pods(o.GetNamespace())
+	namer := unsure.NewNamer(func(name string) bool {
+		_, err := pods.Get(name)
+		return err == nil
+	})
+	for i := range names {
+		names[i] = namer.Name(prefix)
+	}
+	return names
 }
 
 func (c *Reconciler[O]) deletePods(ctx context.Context, o O, expKey string, own ownListing, n int) error {

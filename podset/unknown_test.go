@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/informers"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
@@ -153,3 +154,30 @@ func TestUnknownPodDeleteKeepsExpectation(t *testing.T) {
 }
 
 var names8 = []string{"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"}
+
+// The names podset chooses for its pods skip the names the cache holds: a
+// create answered AlreadyExists is taken for an earlier attempt of itself,
+// so a name drawn twice would leave the owner expecting a pod that never
+// comes. The random source is seeded to draw a cached name first.
+func TestCreateSkipsNamesTheCacheHolds(t *testing.T) {
+	e := newSimEnv(t, 2, "create", nil)
+	e.faults.Store(false)
+	utilrand.Seed(7)
+	drawn := e.rs.Name + "-" + utilrand.String(5)
+	foreign := newPod(drawn, e.rs, v1.PodRunning, map[string]string{"app": "other"}, true)
+	foreign.OwnerReferences = nil
+	require.NoError(t, e.cluster.Add(foreign))
+	e.catchUp()
+
+	utilrand.Seed(7)
+	require.NoError(t, e.sync(), "no create may meet AlreadyExists")
+	e.catchUp()
+	controlled := 0
+	for i := range e.apiPods() {
+		if metav1.IsControlledBy(&e.apiPods()[i], e.rs) {
+			controlled++
+		}
+	}
+	assert.Equal(t, 2, controlled)
+	assert.True(t, e.c.expectations.SatisfiedExpectations(expectations.OwnerKeyFor(e.rs)))
+}

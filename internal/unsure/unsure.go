@@ -142,13 +142,42 @@ const (
 	maxPrefix    = 63 - suffixLength
 )
 
-// Name returns a name for a new object: prefix (cut to leave room) and a
-// random suffix from the alphabet the API server's generateName uses. A
+// Namer hands out names for new objects: a prefix (cut to leave room) and
+// a random suffix from the alphabet the API server's generateName uses. A
 // controller that names a create itself can ask again, by that name,
 // whether a create of unknown outcome stored the object.
-func Name(prefix string) string {
+//
+// A Namer never hands out a name twice, nor one that taken reports, such
+// as a name the cache holds. Five random characters collide often enough
+// to matter (about one scale-up of 500 in a hundred draws a name twice),
+// and a create answered AlreadyExists is taken for an earlier attempt of
+// itself: had two creates drawn one name, the owner would expect a second
+// object that never comes, and wait for the expectations' TTL. The API
+// server retries its own generateName on a collision; a name chosen here
+// must be unique before it is sent.
+//
+// A Namer is for one sync's creates and is not safe for concurrent use.
+type Namer struct {
+	taken func(name string) bool
+	given map[string]bool
+}
+
+// NewNamer returns a Namer that skips the names taken reports; taken may
+// be nil.
+func NewNamer(taken func(name string) bool) *Namer {
+	return &Namer{taken: taken, given: map[string]bool{}}
+}
+
+// Name returns a name for a new object, beginning with prefix.
+func (n *Namer) Name(prefix string) string {
 	if len(prefix) > maxPrefix {
 		prefix = prefix[:maxPrefix]
 	}
-	return prefix + utilrand.String(suffixLength)
+	for {
+		name := prefix + utilrand.String(suffixLength)
+		if !n.given[name] && (n.taken == nil || !n.taken(name)) {
+			n.given[name] = true
+			return name
+		}
+	}
 }

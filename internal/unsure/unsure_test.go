@@ -58,11 +58,38 @@ func TestAddSweepsGoneOwners(t *testing.T) {
 	assert.Zero(t, r.Len())
 }
 
-func TestName(t *testing.T) {
-	n := Name("web-")
-	require.Len(t, n, len("web-")+5)
-	assert.True(t, strings.HasPrefix(n, "web-"))
-	assert.NotEqual(t, n, Name("web-"))
-	long := Name(strings.Repeat("x", 80))
-	assert.Len(t, long, 63)
+func TestNamerName(t *testing.T) {
+	n := NewNamer(nil)
+	name := n.Name("web-")
+	require.Len(t, name, len("web-")+5)
+	assert.True(t, strings.HasPrefix(name, "web-"))
+	assert.Len(t, n.Name(strings.Repeat("x", 80)), 63)
+}
+
+// Twenty thousand draws of five random characters repeat one about
+// fourteen times on average; a Namer repeats none.
+func TestNamerNeverRepeatsAName(t *testing.T) {
+	n := NewNamer(nil)
+	seen := map[string]bool{}
+	for range 20000 {
+		name := n.Name("web-")
+		require.False(t, seen[name], "%s handed out twice", name)
+		seen[name] = true
+	}
+}
+
+func TestNamerSkipsTakenNames(t *testing.T) {
+	refused := map[string]bool{}
+	n := NewNamer(func(name string) bool {
+		if len(refused) < 100 {
+			refused[name] = true
+			return true
+		}
+		return refused[name]
+	})
+	for range 1000 {
+		name := n.Name("web-")
+		require.False(t, refused[name], "%s was taken", name)
+	}
+	assert.Len(t, refused, 100)
 }
