@@ -134,10 +134,15 @@ func (lw *ShareListWatch) keeps(obj runtime.Object) bool {
 }
 
 // ListWithContext lists with the shard selector and drops the items outside
-// the share.
+// the share. Its first list, the one an informer sends at resourceVersion
+// 0, is a consistent read (see SetConsistentRead): a ShareListWatch is built
+// when a share arrives.
 func (lw *ShareListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	if lw.selector != "" {
 		SetListSelector(&opts, lw.selector)
+	}
+	if opts.ResourceVersion == "0" {
+		SetConsistentRead(&opts)
 	}
 	list, err := lw.inner.ListWithContext(ctx, opts)
 	if err != nil {
@@ -254,5 +259,23 @@ func (w *filteredWatch) run(filter func(watch.Event) (watch.Event, bool)) {
 				return
 			}
 		}
+	}
+}
+
+// SetConsistentRead makes opts ask for a consistent read: an answer that
+// holds every write the API server acknowledged before it, as a quorum
+// read from etcd does. An informer's list of a share that just arrived
+// needs one. Informers list at resourceVersion 0 first, and after a watch
+// ends not older than the last resourceVersion they saw, and the API
+// server may answer either from a watch cache that has not caught up with
+// the last writes of the share's previous holder: its owners would then be
+// synced without the children those writes created, and created again. A
+// streaming list (SendInitialEvents) keeps the NotOlderThan match it
+// requires; with no resourceVersion it waits for the watch cache to catch
+// up with etcd.
+func SetConsistentRead(opts *metav1.ListOptions) {
+	opts.ResourceVersion = ""
+	if opts.SendInitialEvents == nil {
+		opts.ResourceVersionMatch = ""
 	}
 }

@@ -282,3 +282,33 @@ func TestFilteredWatchStops(t *testing.T) {
 	require.False(t, open)
 	// goleak in TestMain checks the relay goroutine is gone.
 }
+
+// A ShareListWatch is built when its share arrives: the list an informer
+// sends first, at resourceVersion 0 (any), must hold the last writes of the
+// share's previous holder, which a lagging watch cache may not show. Later
+// lists, not older than what the informer saw of this share, are sent as
+// the informer asks.
+func TestShareListWatchFirstListIsConsistent(t *testing.T) {
+	var asked []metav1.ListOptions
+	inner := &cache.ListWatch{
+		ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			asked = append(asked, o)
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "10"}}, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return watch.NewFake(), nil
+		},
+	}
+	lw, err := NewShareListWatch(inner, lowerHalf, ByKey(KeyUID))
+	require.NoError(t, err)
+	inf := startInformer(t, lw)
+	require.True(t, inf.HasSynced())
+	require.NotEmpty(t, asked)
+	require.Empty(t, asked[0].ResourceVersion, "the informer's first list")
+	require.Empty(t, asked[0].ResourceVersionMatch)
+
+	_, err = lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	require.NoError(t, err)
+	require.Equal(t, "10", asked[len(asked)-1].ResourceVersion, "a relist")
+	require.Equal(t, metav1.ResourceVersionMatchNotOlderThan, asked[len(asked)-1].ResourceVersionMatch)
+}

@@ -303,6 +303,18 @@ func runShardedWorkerSets(t *testing.T, e *kubetest.Env, serverSide bool) {
 	rep := sampler.replay()
 	t.Logf("sharded workerset: Workers created %d, max live %d, max over-creation %d, samples %d (of %d events)",
 		len(rep.Controlled), rep.MaxLive, rep.MaxExcess, rep.Samples, rep.EventsTotal)
+	if len(rep.Violations) > 0 {
+		// Who wrote the owners over their count, and when, for the failure
+		// to be read from the log.
+		for _, w := range writes.all() {
+			for _, v := range rep.Violations {
+				if strings.Contains(v, " "+w.owner+"-") || strings.Contains(v, " "+w.owner+" ") {
+					t.Logf("write to %s: %s %s %s at stop%+v", w.owner, w.manager, w.method, w.path, w.at.Sub(stopAt).Round(time.Millisecond))
+					break
+				}
+			}
+		}
+	}
 	require.Empty(t, rep.Violations, "over-creation at sampled instants")
 	require.Zero(t, rep.MaxExcess)
 	require.Equal(t, shardChildren+2, rep.MaxLive)

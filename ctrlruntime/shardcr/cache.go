@@ -44,11 +44,11 @@ type NewInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Durat
 //     reference moved) is turned into a deletion, if the store had it.
 //   - When the share changes, the running watch ends with a 410 Expired
 //     error, which makes the informer's reflector list again with the new
-//     share; its Replace deletes what left and adds what arrived, and the
-//     handlers see those as deletions and creations. A share that becomes
-//     empty (a Lease not renewed in time) keeps the cache as it is: the
-//     fence already stops the work, and the share that follows a lapse is
-//     usually the same one.
+//     share, as a consistent read (shard.SetConsistentRead); its Replace
+//     deletes what left and adds what arrived, and the handlers see those
+//     as deletions and creations. A share that becomes empty (a Lease not
+//     renewed in time) keeps the cache as it is: the fence already stops
+//     the work, and the share that follows a lapse is usually the same one.
 //   - Covers tells when every narrowed informer has taken in a list of a
 //     share holding a hash; the sharding's Reconciler waits for it, since
 //     the informers relist one by one and an owner could otherwise reach
@@ -242,6 +242,22 @@ func (w *shardedListWatch) shareLocked() shard.Ranges {
 	return w.ranges
 }
 
+// newListLocked starts a list of the current share. A list of a share
+// other than the last list's is a consistent read (shard.SetConsistentRead):
+// the reflector lists again not older than the last resourceVersion it saw,
+// which a watch cache may answer without the last writes of the hashes that
+// just arrived.
+func (w *shardedListWatch) newListLocked(opts *metav1.ListOptions) {
+	rs := w.shareLocked()
+	if !rs.Empty() && !rs.Equal(w.ranges) {
+		shard.SetConsistentRead(opts)
+	}
+	w.ranges = rs
+	w.kept = map[string]struct{}{}
+	w.gen++
+	w.listed, w.listRV, w.taken = false, "", false
+}
+
 // moved reports whether the share is no longer rs: it holds other ranges,
 // not none.
 func (w *shardedListWatch) moved(rs shard.Ranges) bool {
@@ -267,10 +283,7 @@ func (w *shardedListWatch) list(ctx context.Context, opts metav1.ListOptions) (r
 	if opts.Continue == "" {
 		// A new list: it fixes the share until the next one. Later pages
 		// of a paginated list keep the first page's.
-		w.ranges = w.shareLocked()
-		w.kept = map[string]struct{}{}
-		w.gen++
-		w.listed, w.listRV, w.taken = false, "", false
+		w.newListLocked(&opts)
 	}
 	rs, gen := w.ranges, w.gen
 	w.mu.Unlock()
@@ -318,10 +331,7 @@ func (w *shardedListWatch) watch(ctx context.Context, opts metav1.ListOptions) (
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 		// A streaming list: the watch is the list, which ends at the
 		// bookmark that carries its resourceVersion.
-		w.ranges = w.shareLocked()
-		w.kept = map[string]struct{}{}
-		w.gen++
-		w.listed, w.listRV, w.taken = false, "", false
+		w.newListLocked(&opts)
 	}
 	rs, gen := w.ranges, w.gen
 	w.mu.Unlock()

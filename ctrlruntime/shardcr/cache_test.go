@@ -132,6 +132,36 @@ func TestCacheFilterListsOwnersByShard(t *testing.T) {
 	assert.Empty(t, names(t, list))
 }
 
+// A list of a share other than the last list's is a consistent read: the
+// reflector lists again not older than the last resourceVersion it saw,
+// which a lagging watch cache may answer without the last writes the
+// share's previous holder made to the hashes that just arrived. A relist of
+// the same share, or during a lapse (which keeps the last share), is sent
+// as the reflector asks.
+func TestCacheFilterListsANewShareConsistently(t *testing.T) {
+	in, out := podOf("in", nil), podOf("out", nil)
+	share := newFixedShare(only(uidHash(in.UID)))
+	filter := func(next shardcr.NewInformerFunc) *shardcr.CacheFilter {
+		return shardcr.NewCacheFilter(shardcr.New(share, shard.KeyUID), clientgoscheme.Scheme, next).Owners(&corev1.Pod{})
+	}
+	srv := &fakeServer{pods: []corev1.Pod{*in, *out}}
+	lw := wrapped(t, filter, &corev1.Pod{}, srv.listWatch())
+	relist := metav1.ListOptions{ResourceVersion: "10", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+	sent := func() string {
+		_, err := lw.ListWithContext(context.Background(), relist)
+		require.NoError(t, err)
+		return srv.lists[len(srv.lists)-1].ResourceVersion
+	}
+
+	assert.Empty(t, sent(), "the first share")
+	assert.Equal(t, "10", sent(), "the same share again")
+	share.set(only(uidHash(in.UID)).Union(only(uidHash(out.UID))))
+	assert.Empty(t, sent(), "a share that grew")
+	share.set(nil)
+	assert.Equal(t, "10", sent(), "a lapse keeps the last share")
+	assert.Empty(t, srv.lists[0].ResourceVersionMatch, "a list without resourceVersion has no match")
+}
+
 // Kinds not registered keep controller-runtime's ListerWatcher.
 func TestCacheFilterLeavesOtherKindsAlone(t *testing.T) {
 	srv := &fakeServer{}
