@@ -55,7 +55,9 @@
 // label, and each sync paces the replacement within maxSurge,
 // maxUnavailable and a partition; indexed children are replaced in place,
 // highest index first. Status gains the revision fields. A Spec that does
-// not, or an owner whose RollingUpdate says false, is synced as before.
+// not, or an owner whose RollingUpdate says false, is synced as before. A
+// paused owner (PauseSpec) scales without replacing; a ProgressSpec gets
+// the owner's Progressing condition, as a Deployment's, with a deadline.
 //
 // A Spec that implements ScaleInSpec names the children a scale-down
 // deletes first (OpenKruise's podsToDelete): interchangeable children

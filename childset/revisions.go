@@ -87,10 +87,10 @@ func (r *Reconciler[O, C]) ownedRevisions(ctx context.Context, owner O, selector
 // updateRevision returns the revision recording template, reusing an
 // equal one (renumbered as the newest when it is an earlier one), or
 // creating it; count is advanced on each name collision.
-func (r *Reconciler[O, C]) updateRevision(ctx context.Context, owner O, template C, revisions []*appsv1.ControllerRevision, count *int32) (*appsv1.ControllerRevision, error) {
+func (r *Reconciler[O, C]) updateRevision(ctx context.Context, owner O, template C, revisions []*appsv1.ControllerRevision, count *int32) (rev *appsv1.ControllerRevision, created bool, err error) {
 	raw, err := json.Marshal(template)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the child template: %w", err)
+		return nil, false, fmt.Errorf("encoding the child template: %w", err)
 	}
 	next := int64(1)
 	if n := len(revisions); n > 0 {
@@ -98,19 +98,21 @@ func (r *Reconciler[O, C]) updateRevision(ctx context.Context, owner O, template
 	}
 	candidate, err := history.NewControllerRevision(owner, r.gvk, template.GetLabels(), runtime.RawExtension{Raw: raw}, next, count)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	equal := history.FindEqualRevisions(revisions, candidate)
 	if len(equal) == 0 {
-		return r.cfg.history.CreateControllerRevision(ctx, owner, candidate, count)
+		rev, err := r.cfg.history.CreateControllerRevision(ctx, owner, candidate, count)
+		return rev, err == nil, err
 	}
 	latest := equal[len(equal)-1]
 	if latest == revisions[len(revisions)-1] {
-		return latest, nil
+		return latest, false, nil
 	}
 	// A rollback: the template of an earlier revision again. That revision
 	// becomes the newest, so the history keeps one revision per template.
-	return r.cfg.history.UpdateControllerRevision(ctx, latest, next)
+	rev, err = r.cfg.history.UpdateControllerRevision(ctx, latest, next)
+	return rev, false, err
 }
 
 // withRevision returns revisions with rev in place of the revision of the

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/history"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 // RolloutSpec is implemented by a Spec whose owners roll their children
@@ -42,6 +43,32 @@ type RolloutSpec[O Object] interface {
 	// Bounds that RollingUpdate.Bounds refuses get a Warning event
 	// (ReasonRollingUpdateInvalid) and no creation or deletion.
 	RollingUpdate(owner O) (RollingUpdate, bool)
+}
+
+// PauseSpec is implemented by a RolloutSpec whose owners can be paused,
+// as a Deployment's spec.paused: a paused owner scales, creating children
+// at the current revision and deleting updated ones first, but replaces
+// none, and its Progressing condition says so (ProgressSpec).
+type PauseSpec[O Object] interface {
+	Paused(owner O) bool
+}
+
+// ProgressSpec is implemented by a RolloutSpec whose owners report a
+// Progressing condition with a deadline, as a Deployment's
+// progressDeadlineSeconds: the core computes the condition with
+// status.Progress, as upstream's Deployment controller would, hands it to
+// StatusSpec.UpdateStatus in Status.Conditions, and syncs the owner again
+// when the deadline passes. The update revision stands for the Deployment's
+// new ReplicaSet in the reasons, and its name in the messages.
+type ProgressSpec[O Object] interface {
+	// ProgressDeadlineSeconds is how long a rollout may go without a step
+	// forward before it is reported stuck; nil or math.MaxInt32 means no
+	// deadline and no Progressing condition.
+	ProgressDeadlineSeconds(owner O) *int32
+	// StoredProgress is the owner's status as last written: its counts
+	// (Status.Replicas, UpdatedReplicas, ReadyReplicas, AvailableReplicas)
+	// and its conditions.
+	StoredProgress(owner O) (status.ProgressCounts, []appsv1.DeploymentCondition)
 }
 
 // DefaultRevisionHistoryLimit is how many revisions no child is at are kept
@@ -81,8 +108,22 @@ type rollout[C Object] struct {
 	revisions       []*appsv1.ControllerRevision
 	update, current *appsv1.ControllerRevision
 	collisionCount  int32
+	// created reports that this sync created the update revision.
+	created bool
+	// paused holds every child at its revision (PauseSpec).
+	paused bool
 	// template is the update revision's child, from Spec.NewChild.
 	template C
+}
+
+// partition is how many of replicas children stay at the current
+// revision: all of them while paused, so the owner scales without
+// replacing any child.
+func (ro *rollout[C]) partition(replicas int32) int32 {
+	if ro.paused {
+		return max(replicas, ro.settings.Partition)
+	}
+	return ro.settings.Partition
 }
 
 // prepareRollout returns the owner's rollout, its update revision written
@@ -102,6 +143,9 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 		return nil, errRefused
 	}
 	ro := &rollout[C]{settings: settings, bounds: bounds, template: template}
+	if p, ok := spec.(PauseSpec[O]); ok {
+		ro.paused = p.Paused(owner)
+	}
 	if counted, ok := spec.(CollisionCountSpec[O]); ok {
 		if count := counted.CollisionCount(owner); count != nil {
 			ro.collisionCount = *count
@@ -111,7 +155,7 @@ func (r *Reconciler[O, C]) prepareRollout(ctx context.Context, owner O, template
 	if err != nil {
 		return nil, err
 	}
-	if ro.update, err = r.updateRevision(ctx, owner, template, revisions, &ro.collisionCount); err != nil {
+	if ro.update, ro.created, err = r.updateRevision(ctx, owner, template, revisions, &ro.collisionCount); err != nil {
 		return nil, err
 	}
 	ro.revisions = withRevision(revisions, ro.update)
@@ -160,7 +204,7 @@ func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C, re
 	avail := r.availabilityOf(owner)
 	updated := revisionHash(ro.update)
 	s := rolloutInput{
-		Replicas: r.spec.Replicas(owner), Bounds: ro.bounds, Partition: ro.settings.Partition,
+		Replicas: r.spec.Replicas(owner), Bounds: ro.bounds, Partition: ro.partition(r.spec.Replicas(owner)),
 		Indexed: r.cfg.indexed, Burst: r.cfg.burst,
 		Children: make([]rolloutChild, len(ordered)),
 	}

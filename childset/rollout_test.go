@@ -25,6 +25,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/history"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 // rolloutSpec rolls its owners out: the child template records the owner
@@ -36,6 +37,8 @@ type rolloutSpec struct {
 	off        bool
 	limit      int32
 	collisions *int32
+	paused     bool
+	deadline   *int32
 	written    []childset.Status
 }
 
@@ -59,6 +62,16 @@ func (s *rolloutSpec) RevisionHistoryLimit(*appsv1.ReplicaSet) int32 { return s.
 func (s *rolloutSpec) CollisionCount(*appsv1.ReplicaSet) *int32 { return s.collisions }
 
 func (*rolloutSpec) MinReadySeconds(rs *appsv1.ReplicaSet) int32 { return rs.Spec.MinReadySeconds }
+
+func (s *rolloutSpec) Paused(*appsv1.ReplicaSet) bool { return s.paused }
+
+func (s *rolloutSpec) ProgressDeadlineSeconds(*appsv1.ReplicaSet) *int32 { return s.deadline }
+
+func (s *rolloutSpec) StoredProgress(*appsv1.ReplicaSet) (status.ProgressCounts, []appsv1.DeploymentCondition) {
+	st := s.last()
+	return status.ProgressCounts{Replicas: st.Replicas, UpdatedReplicas: st.UpdatedReplicas,
+		ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas}, st.Conditions
+}
 
 func (s *rolloutSpec) UpdateStatus(_ context.Context, _ *appsv1.ReplicaSet, st childset.Status) error {
 	s.written = append(s.written, st)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 // Status is what a sync saw of an owner's children, for its status.
@@ -41,6 +44,10 @@ type Status struct {
 	// revisions. Persist it in the owner's status and return it from
 	// CollisionCountSpec.CollisionCount, as StatefulSets and Deployments do.
 	CollisionCount int32
+	// Conditions are, for a ProgressSpec, the owner's stored conditions
+	// with this sync's Progressing condition (see status.Progress); nil
+	// otherwise. Persist them as they are.
+	Conditions []appsv1.DeploymentCondition
 }
 
 // StatusSpec is implemented by a Spec that writes the owner's status. The
@@ -129,10 +136,35 @@ func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C,
 		}
 	}
 	ro.fillStatus(&st, active)
+	if recheck := r.progress(owner, ro, &st); recheck > 0 && (next == 0 || recheck < next) {
+		next = recheck
+	}
 	if !writes {
 		return next, nil
 	}
 	return next, writedeadline.Do(ctx, r.cfg.writeTimeout, "writing the status", func(ctx context.Context) error {
 		return writer.UpdateStatus(ctx, owner, st)
 	})
+}
+
+// progress fills st.Conditions for a ProgressSpec whose owner rolls out
+// (ro not nil), and says when to look at its deadline again (0: no need).
+func (r *Reconciler[O, C]) progress(owner O, ro *rollout[C], st *Status) time.Duration {
+	spec, ok := r.spec.(ProgressSpec[O])
+	if !ok || ro == nil {
+		return 0
+	}
+	stored, conds := spec.StoredProgress(owner)
+	var recheck time.Duration
+	st.Conditions, recheck = status.Progress(conds, status.ProgressInput{
+		Kind: r.gvk.Kind, Name: owner.GetName(),
+		RevisionKind: "ControllerRevision", Revision: ro.update.Name, RevisionCreated: ro.created,
+		Desired: r.spec.Replicas(owner), Paused: ro.paused, DeadlineSeconds: spec.ProgressDeadlineSeconds(owner),
+		Previous: stored,
+		Current: status.ProgressCounts{
+			Replicas: st.Replicas, UpdatedReplicas: st.UpdatedReplicas,
+			ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas,
+		},
+	}, r.cfg.clock.Now())
+	return recheck
 }

@@ -14,6 +14,7 @@
 //
 // The ...ReplicationController... functions do the same for
 // ReplicationControllers. CountReplicas is the part any workload controller
-// can reuse. The logger comes from the context. A nil spec.replicas counts as
+// can reuse, and Progress keeps a rolling set's Progressing condition as
+// upstream's Deployment controller does (pause and progress deadline). The logger comes from the context. A nil spec.replicas counts as
 // the API default of 1, and nil entries in pod lists are skipped.
 package status

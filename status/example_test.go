@@ -127,3 +127,29 @@ func ExampleSetCondition() {
 	// 100
 	// true
 }
+
+// Progress keeps a rolling set's Progressing condition: a step forward
+// renews it, and a rollout with no step for longer than the deadline is
+// reported stuck.
+func ExampleProgress() {
+	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	deadline := int32(600)
+	in := status.ProgressInput{
+		Kind: "WorkerSet", Name: "web", RevisionKind: "ControllerRevision", Revision: "web-7d9",
+		Desired: 3, DeadlineSeconds: &deadline,
+		Previous: status.ProgressCounts{Replicas: 3, UpdatedReplicas: 0, ReadyReplicas: 3, AvailableReplicas: 3},
+		Current:  status.ProgressCounts{Replicas: 4, UpdatedReplicas: 1, ReadyReplicas: 3, AvailableReplicas: 3},
+	}
+	conds, recheck := status.Progress(nil, in, start)
+	fmt.Println(conds[0].Reason, recheck)
+
+	// Eleven minutes on, nothing moved.
+	in.Previous = in.Current
+	conds, recheck = status.Progress(conds, in, start.Add(11*time.Minute))
+	fmt.Println(conds[0].Status, conds[0].Reason, recheck)
+	fmt.Println(conds[0].Message)
+	// Output:
+	// ReplicaSetUpdated 10m1s
+	// False ProgressDeadlineExceeded 0s
+	// ControllerRevision "web-7d9" has timed out progressing.
+}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 type rsOnly struct{}
@@ -61,6 +62,14 @@ func (rsRollingWithHistory) CollisionCount(*appsv1.ReplicaSet) *int32 {
 	n := int32(2)
 	return &n
 }
+func (rsRollingWithHistory) Paused(*appsv1.ReplicaSet) bool { return true }
+func (rsRollingWithHistory) ProgressDeadlineSeconds(*appsv1.ReplicaSet) *int32 {
+	n := int32(60)
+	return &n
+}
+func (rsRollingWithHistory) StoredProgress(*appsv1.ReplicaSet) (status.ProgressCounts, []appsv1.DeploymentCondition) {
+	return status.ProgressCounts{Replicas: 4}, []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing}}
+}
 
 // The host's wrapper keeps a rolling Spec's optional history limit and
 // collision count, and answers for a Spec without them as the core would.
@@ -73,6 +82,18 @@ func TestCompleteSpecForwardsTheRolloutOptions(t *testing.T) {
 	without := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRolling{}, reader, nil, nil)
 	assert.EqualValues(t, childset.DefaultRevisionHistoryLimit, without.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
 	assert.Nil(t, without.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
+
+	assert.True(t, with.(childset.PauseSpec[*appsv1.ReplicaSet]).Paused(nil))
+	assert.False(t, without.(childset.PauseSpec[*appsv1.ReplicaSet]).Paused(nil))
+	progress := with.(childset.ProgressSpec[*appsv1.ReplicaSet])
+	assert.EqualValues(t, 60, *progress.ProgressDeadlineSeconds(nil))
+	counts, conds := progress.StoredProgress(nil)
+	assert.EqualValues(t, 4, counts.Replicas)
+	assert.Len(t, conds, 1)
+	assert.Nil(t, without.(childset.ProgressSpec[*appsv1.ReplicaSet]).ProgressDeadlineSeconds(nil))
+	counts, conds = without.(childset.ProgressSpec[*appsv1.ReplicaSet]).StoredProgress(nil)
+	assert.Zero(t, counts)
+	assert.Nil(t, conds)
 }
 
 type rsNaming struct{ rsOnly }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 // A Spec the host completes with Get must keep the optional interfaces the
@@ -30,8 +31,8 @@ type hostedSpec[O, C client.Object] interface {
 }
 
 // rollingSpec is a hostedSpec whose user Spec rolls out. It forwards the
-// optional history limit and collision count, whose absence and a neutral
-// answer mean the same to the core.
+// optional history limit, collision count, pause and progress deadline,
+// whose absence and a neutral answer mean the same to the core.
 type rollingSpec[O, C client.Object] struct {
 	hostedSpec[O, C]
 	childset.RolloutSpec[O]
@@ -53,6 +54,31 @@ func (s rollingSpec[O, C]) CollisionCount(owner O) *int32 {
 		return c.CollisionCount(owner)
 	}
 	return nil
+}
+
+// Paused forwards to the user's PauseSpec; without one no owner is paused.
+func (s rollingSpec[O, C]) Paused(owner O) bool {
+	p, ok := s.RolloutSpec.(childset.PauseSpec[O])
+	return ok && p.Paused(owner)
+}
+
+// ProgressDeadlineSeconds forwards to the user's ProgressSpec; without one
+// there is no deadline, and the core then reports no Progressing
+// condition, as for a Spec without it.
+func (s rollingSpec[O, C]) ProgressDeadlineSeconds(owner O) *int32 {
+	if p, ok := s.RolloutSpec.(childset.ProgressSpec[O]); ok {
+		return p.ProgressDeadlineSeconds(owner)
+	}
+	return nil
+}
+
+// StoredProgress forwards to the user's ProgressSpec; without one the
+// status holds nothing the core reads.
+func (s rollingSpec[O, C]) StoredProgress(owner O) (status.ProgressCounts, []appsv1.DeploymentCondition) {
+	if p, ok := s.RolloutSpec.(childset.ProgressSpec[O]); ok {
+		return p.StoredProgress(owner)
+	}
+	return status.ProgressCounts{}, nil
 }
 
 // completeSpec returns spec as the core's Spec: spec itself when it has a

@@ -75,7 +75,7 @@ type Kind[C client.Object] interface {
 // watch, create, update, patch and delete on
 // apps/controllerrevisions. The optional interfaces of childset
 // (StatusSpec, MinReadySpec, RolloutSpec, HistoryLimitSpec,
-// CollisionCountSpec) are honoured on a spec without Get as on a whole
+// CollisionCountSpec, PauseSpec, ProgressSpec) are honoured on a spec without Get as on a whole
 // childset.Spec; StatusSetter serves a spec without Get.
 //
 // ControllerField is registered on the child kind in the manager's cache

@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"status":     {"podstate"},
 	"history":    {"claim"},
 	// The set core, then its pod specialisation.
-	"childset": {"claim", "consistency", "expectations", "history", "objectcontrol", "podranking", "slowstart", "workqueue"},
+	"childset": {"claim", "consistency", "expectations", "history", "objectcontrol", "podranking", "slowstart", "status", "workqueue"},
 	"podset": {"childset", "claim", "consistency", "expectations", "history", "objectcontrol", "podcontrol",
 		"podranking", "podstate", "slowstart", "status", "workqueue"},
 }
