@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 // SetAdapter tells childset what a WorkerSet wants, and what goes in its status.
@@ -62,6 +64,19 @@ func (SetAdapter) CollisionCount(s *WorkerSet) *int32 { return s.Status.Collisio
 // MinReadySeconds is spec.minReadySeconds.
 func (SetAdapter) MinReadySeconds(s *WorkerSet) int32 { return s.Spec.MinReadySeconds }
 
+// Paused is spec.paused.
+func (SetAdapter) Paused(s *WorkerSet) bool { return s.Spec.Paused }
+
+// ProgressDeadlineSeconds is spec.progressDeadlineSeconds.
+func (SetAdapter) ProgressDeadlineSeconds(s *WorkerSet) *int32 { return s.Spec.ProgressDeadlineSeconds }
+
+// StoredProgress is the status as last written: its counts and conditions.
+func (SetAdapter) StoredProgress(s *WorkerSet) (status.ProgressCounts, []appsv1.DeploymentCondition) {
+	st := s.Status
+	return status.ProgressCounts{Replicas: st.Replicas, UpdatedReplicas: st.UpdatedReplicas,
+		ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas}, st.Conditions
+}
+
 // SetStatus copies what the sync saw into the status; childsetcr writes it
 // when it changed. The collision count is the one the rollout reports, and
 // is kept as it was while the WorkerSet does not roll out.
@@ -73,7 +88,8 @@ func (SetAdapter) SetStatus(s *WorkerSet, st childset.Status) {
 	s.Status = WorkerSetStatus{ObservedGeneration: st.ObservedGeneration, Replicas: st.Replicas,
 		ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas, UpdatedReplicas: st.UpdatedReplicas,
 		CurrentReplicas: st.CurrentReplicas, TerminatingReplicas: st.TerminatingReplicas,
-		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: collisions}
+		CurrentRevision: st.CurrentRevision, UpdateRevision: st.UpdateRevision, CollisionCount: collisions,
+		Conditions: st.Conditions}
 }
 
 // WorkerAdapter tells childset which Workers are ready: the ones deleted

@@ -20,6 +20,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/examples/workerset"
 	"github.com/ctrlkit/ctrlkit/history"
+	"github.com/ctrlkit/ctrlkit/status"
 )
 
 // rollFixture is a WorkerSet over the fake client, with Workers marked
@@ -151,6 +152,48 @@ func TestWorkerSetRollingUpdate(t *testing.T) {
 	}
 }
 
+// A paused WorkerSet scales at the current revision and replaces no
+// Worker, and with a progress deadline its Progressing condition says so;
+// resumed, it rolls out and reports the rollout complete.
+func TestWorkerSetPausedWithProgressDeadline(t *testing.T) {
+	set := newSet(2)
+	surge, unavailable := intstr.FromInt32(1), intstr.FromInt32(0)
+	set.Spec.Strategy.RollingUpdate = &workerset.RollingUpdate{MaxSurge: &surge, MaxUnavailable: &unavailable}
+	set.Spec.ProgressDeadlineSeconds = ptrTo(int32(600))
+	f := newRollFixture(t, set)
+	f.sync(t)
+	f.sync(t)
+	progressing := func() appsv1.DeploymentCondition {
+		t.Helper()
+		conds := f.set(t).Status.Conditions
+		require.Len(t, conds, 1)
+		return conds[0]
+	}
+	assert.Equal(t, status.ReasonNewRevisionAvailable, progressing().Reason)
+
+	set = f.set(t)
+	set.Spec.Paused = true
+	set.Spec.Replicas = ptrTo(int32(3))
+	set.Spec.Template.Spec.Image = "worker:2"
+	require.NoError(t, f.c.Update(context.Background(), set))
+	for range 3 {
+		f.sync(t)
+	}
+	got := workers(t, f.c)
+	assert.Len(t, got, 3)
+	for _, w := range got {
+		assert.Equal(t, "worker:1", w.Spec.Image, w.Name)
+	}
+	assert.Equal(t, status.ReasonPaused, progressing().Reason)
+
+	set = f.set(t)
+	set.Spec.Paused = false
+	require.NoError(t, f.c.Update(context.Background(), set))
+	f.rollTo(t, "worker:2", 3, 1)
+	f.sync(t)
+	assert.Equal(t, status.ReasonNewRevisionAvailable, progressing().Reason)
+}
+
 // Without a strategy nothing rolls: a changed template leaves the Workers
 // as they are and no revision is written.
 func TestWorkerSetWithoutStrategyDoesNotRoll(t *testing.T) {
@@ -175,7 +218,11 @@ func TestDeepCopyRolloutFields(t *testing.T) {
 	set.Spec.Strategy.RollingUpdate = &workerset.RollingUpdate{MaxSurge: &surge, MaxUnavailable: &unavailable, Partition: 2}
 	set.Spec.RevisionHistoryLimit = ptrTo(int32(3))
 	set.Status.CollisionCount = ptrTo(int32(1))
+	set.Spec.ProgressDeadlineSeconds = ptrTo(int32(60))
+	set.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Reason: "r"}}
 	cp := set.DeepCopy()
+	*cp.Spec.ProgressDeadlineSeconds = 9
+	cp.Status.Conditions[0].Reason = "changed"
 	*cp.Spec.Strategy.RollingUpdate.MaxSurge = intstr.FromInt32(9)
 	*cp.Spec.Strategy.RollingUpdate.MaxUnavailable = intstr.FromInt32(9)
 	cp.Spec.Strategy.RollingUpdate.Partition = 9
@@ -186,6 +233,8 @@ func TestDeepCopyRolloutFields(t *testing.T) {
 	assert.Equal(t, int32(2), set.Spec.Strategy.RollingUpdate.Partition)
 	assert.Equal(t, int32(3), *set.Spec.RevisionHistoryLimit)
 	assert.Equal(t, int32(1), *set.Status.CollisionCount)
+	assert.Equal(t, int32(60), *set.Spec.ProgressDeadlineSeconds)
+	assert.Equal(t, "r", set.Status.Conditions[0].Reason)
 
 	w := worker("w", true, set)
 	since := metav1.NewTime(time.Unix(100, 0))

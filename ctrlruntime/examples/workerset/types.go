@@ -51,6 +51,13 @@ type WorkerSetSpec struct {
 	// MinReadySeconds is how long a Worker must have been ready (its
 	// status.readySince) to count as available.
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+	// Paused holds the rollout: the WorkerSet scales, at the current
+	// revision, but replaces no Worker.
+	Paused bool `json:"paused,omitempty"`
+	// ProgressDeadlineSeconds is how long a rollout may go without a step
+	// forward before its Progressing condition says it is stuck; nil means
+	// no deadline and no condition.
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 }
 
 // Strategy holds the rolling update, if any.
@@ -78,6 +85,9 @@ type WorkerSetStatus struct {
 	CurrentRevision     string `json:"currentRevision,omitempty"`
 	UpdateRevision      string `json:"updateRevision,omitempty"`
 	CollisionCount      *int32 `json:"collisionCount,omitempty"`
+	// Conditions holds Progressing, as a Deployment's, when
+	// spec.progressDeadlineSeconds is set.
+	Conditions []appsv1.DeploymentCondition `json:"conditions,omitempty"`
 }
 
 // WorkerTemplate is a Worker to make: its labels and annotations, and its
@@ -141,6 +151,12 @@ func (s *WorkerSet) DeepCopyInto(out *WorkerSet) {
 		out.Status.CollisionCount = new(int32)
 		*out.Status.CollisionCount = *s.Status.CollisionCount
 	}
+	if s.Status.Conditions != nil {
+		out.Status.Conditions = make([]appsv1.DeploymentCondition, len(s.Status.Conditions))
+		for i := range s.Status.Conditions {
+			s.Status.Conditions[i].DeepCopyInto(&out.Status.Conditions[i])
+		}
+	}
 }
 
 // DeepCopy returns a copy of s.
@@ -174,6 +190,10 @@ func (s *WorkerSetSpec) DeepCopyInto(out *WorkerSetSpec) {
 	if s.RevisionHistoryLimit != nil {
 		out.RevisionHistoryLimit = new(int32)
 		*out.RevisionHistoryLimit = *s.RevisionHistoryLimit
+	}
+	if s.ProgressDeadlineSeconds != nil {
+		out.ProgressDeadlineSeconds = new(int32)
+		*out.ProgressDeadlineSeconds = *s.ProgressDeadlineSeconds
 	}
 	if ru := s.Strategy.RollingUpdate; ru != nil {
 		out.Strategy.RollingUpdate = &RollingUpdate{Partition: ru.Partition}
