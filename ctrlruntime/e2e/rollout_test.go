@@ -190,6 +190,13 @@ func waitOwnerRolledOut(t *testing.T, ctx context.Context, owners, children dyna
 // Workers' agents would, until the test ends.
 func startAgents(t *testing.T, ctx context.Context, workers dynamic.ResourceInterface) {
 	t.Helper()
+	startAgentsWhere(t, ctx, workers, func(*unstructured.Unstructured) bool { return true })
+}
+
+// startAgentsWhere is startAgents for the Workers healthy says will come
+// up; the others never become ready.
+func startAgentsWhere(t *testing.T, ctx context.Context, workers dynamic.ResourceInterface, healthy func(*unstructured.Unstructured) bool) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -200,7 +207,7 @@ func startAgents(t *testing.T, ctx context.Context, workers dynamic.ResourceInte
 			if err == nil {
 				for i := range list.Items {
 					w := &list.Items[i]
-					if ready, _, _ := unstructured.NestedBool(w.Object, "status", "ready"); ready || w.GetDeletionTimestamp() != nil {
+					if ready, _, _ := unstructured.NestedBool(w.Object, "status", "ready"); ready || w.GetDeletionTimestamp() != nil || !healthy(w) {
 						continue
 					}
 					_ = unstructured.SetNestedField(w.Object, true, "status", "ready")
