@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -94,9 +95,11 @@ func TestWorkerSetPauseAndProgressDeadline(t *testing.T) {
 	waitProgressing(t, ctx, sets, "True", status.ReasonNewRevisionAvailable)
 }
 
-// editSet applies edit to the WorkerSet "pool", retrying on conflicts.
-func editSet(t *testing.T, ctx context.Context, sets dynamic.ResourceInterface, edit func(map[string]any) error) {
+// editSet applies edit to the WorkerSet "pool", retrying on conflicts, and
+// returns the resourceVersion of the change.
+func editSet(t *testing.T, ctx context.Context, sets dynamic.ResourceInterface, edit func(map[string]any) error) int64 {
 	t.Helper()
+	var rv int64
 	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := sets.Get(ctx, "pool", metav1.GetOptions{})
 		if err != nil {
@@ -105,9 +108,14 @@ func editSet(t *testing.T, ctx context.Context, sets dynamic.ResourceInterface, 
 		if err := edit(cur.Object); err != nil {
 			return err
 		}
-		_, err = sets.Update(ctx, cur, metav1.UpdateOptions{})
+		updated, err := sets.Update(ctx, cur, metav1.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+		rv, err = strconv.ParseInt(updated.GetResourceVersion(), 10, 64)
 		return err
 	}))
+	return rv
 }
 
 // waitProgressing waits until the WorkerSet "pool" has a Progressing

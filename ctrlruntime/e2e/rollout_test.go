@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/examples/workerset"
@@ -121,23 +120,9 @@ func TestWorkerSetRollingUpdate(t *testing.T) {
 // resourceVersion of the change.
 func setImage(t *testing.T, ctx context.Context, sets dynamic.ResourceInterface, image string) int64 {
 	t.Helper()
-	var rv int64
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := sets.Get(ctx, "pool", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := unstructured.SetNestedField(cur.Object, image, "spec", "template", "spec", "image"); err != nil {
-			return err
-		}
-		updated, err := sets.Update(ctx, cur, metav1.UpdateOptions{})
-		if err != nil {
-			return err
-		}
-		rv, err = strconv.ParseInt(updated.GetResourceVersion(), 10, 64)
-		return err
-	}))
-	return rv
+	return editSet(t, ctx, sets, func(obj map[string]any) error {
+		return unstructured.SetNestedField(obj, image, "spec", "template", "spec", "image")
+	})
 }
 
 // waitRolledOut waits until the set's status reports every Worker updated
