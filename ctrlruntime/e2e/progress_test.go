@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/examples/workerset"
 	"github.com/ctrlkit/ctrlkit/status"
@@ -37,27 +36,12 @@ func TestWorkerSetPauseAndProgressDeadline(t *testing.T) {
 		img, _, _ := unstructured.NestedString(w.Object, "spec", "image")
 		return img != "worker:broken"
 	})
-	stop := startChildsetManager(t, cfg, "0", func(mgr ctrl.Manager) error {
-		_, err := workerset.SetupWithManager(mgr, childsetQueue)
-		return err
-	})
-	defer stop()
+	defer startWorkerSetManager(t, cfg)()
 
-	set, err := sets.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": workerset.GroupVersion.String(), "kind": "WorkerSet",
-		"metadata": map[string]any{"name": "pool"},
-		"spec": map[string]any{
-			"replicas": int64(replicas),
-			"selector": map[string]any{"matchLabels": map[string]any{"pool": "a"}},
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"pool": "a"}},
-				"spec":     map[string]any{"machineClass": "m5.large", "image": "worker:1"},
-			},
-			"strategy":                map[string]any{"rollingUpdate": map[string]any{"maxSurge": int64(1), "maxUnavailable": int64(0)}},
-			"progressDeadlineSeconds": int64(3),
-		},
-	}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	set := createPool(t, ctx, sets, replicas, map[string]any{
+		"strategy":                map[string]any{"rollingUpdate": map[string]any{"maxSurge": int64(1), "maxUnavailable": int64(0)}},
+		"progressDeadlineSeconds": int64(3),
+	})
 	waitRolledOut(t, ctx, sets, workers, set.GetUID(), "worker:1", replicas)
 	waitProgressing(t, ctx, sets, "True", status.ReasonNewRevisionAvailable)
 

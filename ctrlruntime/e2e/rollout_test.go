@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -49,26 +51,11 @@ func TestWorkerSetRollingUpdate(t *testing.T) {
 	}}
 	startRolloutSampler(t, dyn, ns, workersResource, sampler)
 	startAgents(t, ctx, workers)
-	stop := startChildsetManager(t, cfg, "0", func(mgr ctrl.Manager) error {
-		_, err := workerset.SetupWithManager(mgr, childsetQueue)
-		return err
-	})
-	defer stop()
+	defer startWorkerSetManager(t, cfg)()
 
-	set, err := sets.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": workerset.GroupVersion.String(), "kind": "WorkerSet",
-		"metadata": map[string]any{"name": "pool"},
-		"spec": map[string]any{
-			"replicas": int64(replicas),
-			"selector": map[string]any{"matchLabels": map[string]any{"pool": "a"}},
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"pool": "a"}},
-				"spec":     map[string]any{"machineClass": "m5.large", "image": "worker:1"},
-			},
-			"strategy": map[string]any{"rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": int64(0)}},
-		},
-	}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	set := createPool(t, ctx, sets, replicas, map[string]any{
+		"strategy": map[string]any{"rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": int64(0)}},
+	})
 	first := waitRolledOut(t, ctx, sets, workers, set.GetUID(), "worker:1", replicas)
 
 	roll := func(image string) string {
@@ -114,6 +101,38 @@ func TestWorkerSetRollingUpdate(t *testing.T) {
 		}
 		return r.GetUID() != firstUID, fmt.Errorf("still the deleted revision")
 	}), "the deleted update revision was never recorded again")
+}
+
+// startWorkerSetManager runs ctrlruntime/examples/workerset in a manager
+// of its own and returns its stop.
+func startWorkerSetManager(t *testing.T, cfg *rest.Config) (stop func()) {
+	t.Helper()
+	return startChildsetManager(t, cfg, "0", func(mgr ctrl.Manager) error {
+		_, err := workerset.SetupWithManager(mgr, childsetQueue)
+		return err
+	})
+}
+
+// createPool creates the WorkerSet "pool" of replicas Workers of image
+// worker:1, with the spec fields of extra besides.
+func createPool(t *testing.T, ctx context.Context, sets dynamic.ResourceInterface, replicas int64, extra map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	spec := map[string]any{
+		"replicas": replicas,
+		"selector": map[string]any{"matchLabels": map[string]any{"pool": "a"}},
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"pool": "a"}},
+			"spec":     map[string]any{"machineClass": "m5.large", "image": "worker:1"},
+		},
+	}
+	maps.Copy(spec, extra)
+	set, err := sets.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": workerset.GroupVersion.String(), "kind": "WorkerSet",
+		"metadata": map[string]any{"name": "pool"},
+		"spec":     spec,
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return set
 }
 
 // setImage changes the WorkerSet's template image and returns the
