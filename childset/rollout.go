@@ -203,8 +203,9 @@ func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollo
 func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C, ready []bool) rolloutInput {
 	avail := r.availabilityOf(owner)
 	updated := revisionHash(ro.update)
+	replicas := r.spec.Replicas(owner)
 	s := rolloutInput{
-		Replicas: r.spec.Replicas(owner), Bounds: ro.bounds, Partition: ro.partition(r.spec.Replicas(owner)),
+		Replicas: replicas, Bounds: ro.bounds, Partition: ro.partition(replicas),
 		Indexed: r.cfg.indexed, Burst: r.cfg.burst,
 		Children: make([]rolloutChild, len(ordered)),
 	}

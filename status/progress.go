@@ -107,8 +107,14 @@ func (in ProgressInput) progressed() bool {
 //
 // now stamps new conditions, and the deadline is judged against it.
 func Progress(conds []appsv1.DeploymentCondition, in ProgressInput, now time.Time) ([]appsv1.DeploymentCondition, time.Duration) {
+	if !in.hasDeadline() {
+		if in.Paused {
+			return conds, 0
+		}
+		return withoutType(conds, string(appsv1.DeploymentProgressing), deploymentConditionState), 0
+	}
 	p := progress{conds: conds, now: metav1.NewTime(now)}
-	if in.hasDeadline() && !p.is(ReasonProgressDeadlineExceeded) {
+	if !p.is(ReasonProgressDeadlineExceeded) {
 		switch {
 		case in.Paused && !p.is(ReasonPaused):
 			p.set(v1.ConditionUnknown, ReasonPaused, in.Kind+" is paused")
@@ -119,16 +125,11 @@ func Progress(conds []appsv1.DeploymentCondition, in ProgressInput, now time.Tim
 	if in.Paused {
 		return p.conds, 0
 	}
-	if in.hasDeadline() {
-		switch {
-		case in.RevisionCreated:
-			p.set(v1.ConditionTrue, ReasonNewRevisionCreated, fmt.Sprintf("Created new %s %q", spaced(in.RevisionKind), in.Revision))
-		case p.current() == nil:
-			p.set(v1.ConditionTrue, ReasonFoundNewRevision, fmt.Sprintf("Found new %s %q", spaced(in.RevisionKind), in.Revision))
-		}
-	} else {
-		p.conds = withoutType(p.conds, string(appsv1.DeploymentProgressing), deploymentConditionState)
-		return p.conds, 0
+	switch {
+	case in.RevisionCreated:
+		p.set(v1.ConditionTrue, ReasonNewRevisionCreated, fmt.Sprintf("Created new %s %q", spaced(in.RevisionKind), in.Revision))
+	case p.current() == nil:
+		p.set(v1.ConditionTrue, ReasonFoundNewRevision, fmt.Sprintf("Found new %s %q", spaced(in.RevisionKind), in.Revision))
 	}
 
 	done := p.is(ReasonNewRevisionAvailable) && in.Current.Replicas == in.Current.UpdatedReplicas
