@@ -19,4 +19,8 @@
 //
 // A nil Selector matches nothing, like labels.Nothing(). Loggers come from the
 // context.
+//
+// IndexByController files objects by controller reference for an informer
+// (AddControllerIndexer); an IndexListing kept per owner lists them from
+// that index and reads the store again only when one of them changed.
 package claim

@@ -3,12 +3,15 @@ package claim_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/ctrlkit/ctrlkit/claim"
 )
@@ -93,4 +96,44 @@ func ExampleAdopters() {
 		fmt.Println(rs.Name)
 	}
 	// Output: web
+}
+
+// An owner's sync lists its pods by controller reference. Kept in an
+// IndexListing, the listing is read from the store again only once a pod
+// filed under the owner changed.
+func ExampleIndexListing() {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"by-controller": claim.IndexByController})
+	rs := &metav1.OwnerReference{Kind: "ReplicaSet", Name: "web", UID: "uid-web", Controller: new(true)}
+	pod := func(name, image string) *v1.Pod {
+		return &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, OwnerReferences: []metav1.OwnerReference{*rs}},
+			Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: image}}},
+		}
+	}
+	_ = indexer.Add(pod("web-1", "v1"))
+	_ = indexer.Add(pod("web-2", "v1"))
+
+	var listing claim.IndexListing[*v1.Pod] // one per owner, kept between its syncs
+	key := claim.ControllerIndexKey("default", rs)
+	show := func() {
+		pods, err := listing.AppendTo(nil, indexer, "by-controller", key)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		var shown []string
+		for _, p := range pods {
+			shown = append(shown, p.Name+":"+p.Spec.Containers[0].Image)
+		}
+		slices.Sort(shown)
+		fmt.Println(strings.Join(shown, " "))
+	}
+	show()
+	show() // from the listing: nothing changed
+	_ = indexer.Update(pod("web-2", "v2"))
+	show() // read again
+	// Output:
+	// web-1:v1 web-2:v1
+	// web-1:v1 web-2:v1
+	// web-1:v1 web-2:v2
 }

@@ -22,13 +22,17 @@ func ControllerIndexKey(namespace string, ref *metav1.OwnerReference) string {
 
 // IndexByController is an informer index function that files every object
 // under ControllerIndexKey of its controller reference. Objects without
-// metadata (tombstones, foreign types) are not indexed.
+// metadata (tombstones, foreign types) are not indexed. Each call also
+// advances the clock of the key, by which an IndexListing knows that the
+// key's objects did not change.
 func IndexByController(obj any) ([]string, error) {
 	o, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, nil
 	}
-	return []string{ControllerIndexKey(o.GetNamespace(), metav1.GetControllerOfNoCopy(o))}, nil
+	key := ControllerIndexKey(o.GetNamespace(), metav1.GetControllerOfNoCopy(o))
+	tickIndexClock(key)
+	return []string{key}, nil
 }
 
 // AddControllerIndexer registers IndexByController on informer under name,

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
@@ -83,14 +84,40 @@ const (
 	verdictTerminating                    // terminating, controlled by the owner and selected
 )
 
-// claimMemos holds the memo of every owner by its queue key, with the
-// owner's UID in the memo, so that a re-created owner of the same name
-// starts afresh. A memo is dropped when its owner is deleted, and when a
-// sync finds the owner gone or held by another replica (WithSyncGuard), so
-// that no memo outlives the owner's syncs here and holds on to its pods.
+// claimMemos holds the memo and the pod listing of every owner by its
+// queue key, with the owner's UID, so that a re-created owner of the same
+// name starts afresh. Both are dropped when their owner is deleted, and
+// when a sync finds the owner gone or held by another replica
+// (WithSyncGuard), so that none outlives the owner's syncs here and holds
+// on to its pods.
 type claimMemos struct {
-	mu      sync.Mutex
-	byOwner map[string]*claimMemo
+	mu       sync.Mutex
+	byOwner  map[string]*claimMemo
+	listings map[string]*podListing
+}
+
+// podListing is an owner's last listing of its pods and of its namespace's
+// orphans (podsForOwner).
+type podListing struct {
+	uid            types.UID
+	owned, orphans claim.IndexListing[*v1.Pod]
+}
+
+// listing returns the pod listing of the owner with queue key key and uid,
+// under the same rule as get: only the owner's sync uses it.
+func (ms *claimMemos) listing(key string, uid types.UID) *podListing {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	l := ms.listings[key]
+	if l != nil && l.uid == uid {
+		return l
+	}
+	l = &podListing{uid: uid}
+	if ms.listings == nil {
+		ms.listings = map[string]*podListing{}
+	}
+	ms.listings[key] = l
+	return l
 }
 
 // get returns the memo of the owner with queue key key and uid, valid for
@@ -112,11 +139,12 @@ func (ms *claimMemos) get(key string, uid types.UID, selector labels.Selector, t
 	return m
 }
 
-// drop forgets the memo of the owner with queue key key.
+// drop forgets the memo and the listing of the owner with queue key key.
 func (ms *claimMemos) drop(key string) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	delete(ms.byOwner, key)
+	delete(ms.listings, key)
 }
 
 // judge decides for pod what the claim pass would, reading the pod, when

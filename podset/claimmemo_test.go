@@ -10,11 +10,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/ctrlkit/ctrlkit/internal/trimtest"
 	"github.com/ctrlkit/ctrlkit/status"
 )
 
@@ -143,13 +146,20 @@ func TestClaimMemoGoesWithTheOwner(t *testing.T) {
 		defer e.c.claimMemos.mu.Unlock()
 		return e.c.claimMemos.byOwner[key]
 	}
+	listing := func() *podListing {
+		e.c.claimMemos.mu.Lock()
+		defer e.c.claimMemos.mu.Unlock()
+		return e.c.claimMemos.listings[key]
+	}
 
 	require.NoError(t, e.sync(rs))
-	first := memo()
+	first, firstListing := memo(), listing()
+	require.NotNil(t, firstListing)
 	require.NotNil(t, first)
 	require.Len(t, first.pods, 2)
 	require.NoError(t, e.sync(rs))
 	require.Same(t, first, memo(), "kept from one sync to the next")
+	require.Same(t, firstListing, listing(), "kept from one sync to the next")
 
 	recreated := rs.DeepCopy()
 	recreated.UID = "another-incarnation"
@@ -157,17 +167,21 @@ func TestClaimMemoGoesWithTheOwner(t *testing.T) {
 	require.NoError(t, e.sync(recreated))
 	require.NotSame(t, first, memo(), "a re-created owner starts afresh")
 	require.Equal(t, recreated.UID, memo().uid)
+	require.NotSame(t, firstListing, listing(), "a re-created owner starts afresh")
+	require.Equal(t, recreated.UID, listing().uid)
 
 	held.Store(false)
 	_, err := e.c.Reconcile(e.ctx, key)
 	require.NoError(t, err)
 	require.Nil(t, memo(), "dropped when another replica holds the owner")
+	require.Nil(t, listing(), "dropped when another replica holds the owner")
 
 	held.Store(true)
 	require.NoError(t, e.sync(recreated))
 	require.NotNil(t, memo())
 	e.c.ObserveOwnerDelete(recreated)
 	require.Nil(t, memo(), "dropped on the owner's delete")
+	require.Nil(t, listing(), "dropped on the owner's delete")
 
 	require.NoError(t, e.sync(recreated))
 	require.NotNil(t, memo())
@@ -175,4 +189,55 @@ func TestClaimMemoGoesWithTheOwner(t *testing.T) {
 	_, err = e.c.Reconcile(e.ctx, key)
 	require.NoError(t, err)
 	require.Nil(t, memo(), "dropped when a sync finds the owner gone")
+	require.Nil(t, listing(), "dropped when a sync finds the owner gone")
+}
+
+// readCountingIndexer counts the reads of the pod-by-owner index.
+type readCountingIndexer struct {
+	cache.Indexer
+	reads int
+}
+
+func (c *readCountingIndexer) ByIndex(name, value string) ([]any, error) {
+	if name == PodControllerIndex {
+		c.reads++
+	}
+	return c.Indexer.ByIndex(name, value)
+}
+
+// TestSyncReadsPodsOnlyWhenTheyChanged: a sync of an owner none of whose
+// pods changed since its last sync reads no pod from the store, and a
+// change of a pod, or a new orphan, is seen by the next sync.
+func TestSyncReadsPodsOnlyWhenTheyChanged(t *testing.T) {
+	rs := newRS("foobar", 2, fooBar)
+	e := newEnv(t, []runtime.Object{rs})
+	store := &readCountingIndexer{Indexer: e.c.podIndexer}
+	e.c.podIndexer = store
+	e.addOwner(rs)
+	e.addPods(newPod("a", rs, v1.PodRunning, fooBar, true), newPod("b", rs, v1.PodRunning, fooBar, true))
+	status := func() appsv1.ReplicaSetStatus {
+		t.Helper()
+		got, err := e.client.AppsV1().ReplicaSets(rs.Namespace).Get(e.ctx, rs.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		return got.Status
+	}
+
+	require.NoError(t, e.sync(rs))
+	require.Equal(t, int32(2), status().ReadyReplicas)
+	reads := store.reads
+	require.NoError(t, e.sync(rs))
+	assert.Equal(t, reads, store.reads, "no pod changed: nothing read")
+
+	unready := newPod("b", rs, v1.PodPending, fooBar, true)
+	require.NoError(t, e.podStore().Update(trimtest.Pod(t, unready, TrimPod)))
+	require.NoError(t, e.sync(rs))
+	assert.Greater(t, store.reads, reads, "a pod changed: read again")
+	assert.Equal(t, int32(1), status().ReadyReplicas, "the change is counted")
+
+	orphan := newPod("c", rs, v1.PodRunning, fooBar, false)
+	reads = store.reads
+	e.addPods(orphan)
+	require.NoError(t, e.sync(rs))
+	assert.Greater(t, store.reads, reads, "a new orphan: read again")
+	e.requireCounts(0, 1, 1) // the orphan adopted, and one of three pods deleted
 }

@@ -2,11 +2,9 @@ package podset
 
 import (
 	"errors"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ctrlkit/ctrlkit/claim"
@@ -37,6 +35,20 @@ func AddPodControllerIndexer(podInformer cache.SharedIndexInformer) error {
 // PodControllerIndex. An owner without namespace, name or UID, or an empty
 // kind, is an error.
 func FilterPodsByOwner(podIndexer cache.Indexer, owner metav1.Object, ownerKind string, includeOrphanedPods bool) ([]*v1.Pod, error) {
+	ref, err := controllerRefTo(owner, ownerKind)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := claim.AppendByIndex[*v1.Pod](nil, podIndexer, PodControllerIndex, PodControllerIndexKey(owner.GetNamespace(), ref))
+	if err != nil || !includeOrphanedPods {
+		return pods, err
+	}
+	return claim.AppendByIndex(pods, podIndexer, PodControllerIndex, PodControllerIndexKey(owner.GetNamespace(), nil))
+}
+
+// controllerRefTo is the controller reference a pod of owner carries, or
+// an error for an owner that cannot have one.
+func controllerRefTo(owner metav1.Object, ownerKind string) (*metav1.OwnerReference, error) {
 	switch {
 	case owner.GetNamespace() == "":
 		return nil, errors.New("no owner namespace provided")
@@ -47,33 +59,22 @@ func FilterPodsByOwner(podIndexer cache.Indexer, owner metav1.Object, ownerKind 
 	case ownerKind == "":
 		return nil, errors.New("no owner kind provided")
 	}
-	ref := &metav1.OwnerReference{Kind: ownerKind, Name: owner.GetName(), UID: owner.GetUID()}
-	keys := []string{PodControllerIndexKey(owner.GetNamespace(), ref)}
-	if includeOrphanedPods {
-		keys = append(keys, PodControllerIndexKey(owner.GetNamespace(), nil))
-	}
-	var pods []*v1.Pod
-	for _, key := range keys {
-		objs, err := podIndexer.ByIndex(PodControllerIndex, key)
-		if err != nil {
-			return nil, fmt.Errorf("reading pod index: %w", err)
-		}
-		if pods == nil {
-			pods = make([]*v1.Pod, 0, len(objs))
-		}
-		for _, obj := range objs {
-			pod, ok := obj.(*v1.Pod)
-			if !ok {
-				utilruntime.HandleError(fmt.Errorf("unexpected object type in pod indexer: %T", obj))
-				continue
-			}
-			pods = append(pods, pod)
-		}
-	}
-	return pods, nil
+	return &metav1.OwnerReference{Kind: ownerKind, Name: owner.GetName(), UID: owner.GetUID()}, nil
 }
 
-// podsForOwner is FilterPodsByOwner with the orphans, for a sync.
+// podsForOwner is FilterPodsByOwner with the orphans, for a sync, through
+// the owner's kept listings: on an owner none of whose pods, and no orphan
+// of whose namespace, changed since its last sync, it reads no pod from
+// the store (claim.IndexListing).
 func (c *Reconciler[O]) podsForOwner(o O) ([]*v1.Pod, error) {
-	return FilterPodsByOwner(c.podIndexer, o, c.gvk.Kind, true)
+	ref, err := controllerRefTo(o, c.gvk.Kind)
+	if err != nil {
+		return nil, err
+	}
+	l := c.claimMemos.listing(ownerKey(o), o.GetUID())
+	pods, err := l.owned.AppendTo(nil, c.podIndexer, PodControllerIndex, PodControllerIndexKey(o.GetNamespace(), ref))
+	if err != nil {
+		return nil, err
+	}
+	return l.orphans.AppendTo(pods, c.podIndexer, PodControllerIndex, PodControllerIndexKey(o.GetNamespace(), nil))
 }
