@@ -152,6 +152,8 @@ func TestRunnerRunsAnEpochPerShare(t *testing.T) {
 		return a.Ready() == nil && len(s.Cached) == 1 && s.Cached[0] == len(pods)
 	})
 	all := ownersIn(pods, FullRanges())
+	// The informer fills its cache before its handlers hear of the objects.
+	eventually("a to queue every owner first", func() bool { return len(logA.firstOf(0)) == len(all) })
 	require.Equal(t, all, logA.firstOf(0), "a new member's first epoch syncs every owner first")
 	guarded, done, retry, ok := logA.epochs[0].Fence(ctx, "ns/p1")
 	require.True(t, ok)
