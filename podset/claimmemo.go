@@ -2,7 +2,6 @@ package podset
 
 import (
 	"maps"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/internal/ownermemo"
 	"github.com/ctrlkit/ctrlkit/podranking"
 	"github.com/ctrlkit/ctrlkit/podstate"
 	"github.com/ctrlkit/ctrlkit/status"
@@ -84,67 +84,46 @@ const (
 	verdictTerminating                    // terminating, controlled by the owner and selected
 )
 
-// claimMemos holds the memo and the pod listing of every owner by its
-// queue key, with the owner's UID, so that a re-created owner of the same
-// name starts afresh. Both are dropped when their owner is deleted, and
-// when a sync finds the owner gone or held by another replica
+// ownerMemos holds, by queue key, each owner's claim memo and pod listing
+// (podsForOwner), both with the owner's UID, so that a re-created owner of
+// the same name starts afresh. Both are dropped when their owner is
+// deleted, and when a sync finds the owner gone or held by another replica
 // (WithSyncGuard), so that none outlives the owner's syncs here and holds
-// on to its pods.
-type claimMemos struct {
-	mu       sync.Mutex
-	byOwner  map[string]*claimMemo
-	listings map[string]*podListing
+// on to its pods. Only the owner's sync uses them until the sync ends, and
+// the queue never syncs one key on two workers at once.
+type ownerMemos struct {
+	claims   ownermemo.Store[*claimMemo]
+	listings ownermemo.Store[*podListing]
 }
 
 // podListing is an owner's last listing of its pods and of its namespace's
-// orphans (podsForOwner).
+// orphans.
 type podListing struct {
 	uid            types.UID
 	owned, orphans claim.IndexListing[*v1.Pod]
 }
 
-// listing returns the pod listing of the owner with queue key key and uid,
-// under the same rule as get: only the owner's sync uses it.
-func (ms *claimMemos) listing(key string, uid types.UID) *podListing {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	l := ms.listings[key]
-	if l != nil && l.uid == uid {
-		return l
-	}
-	l = &podListing{uid: uid}
-	if ms.listings == nil {
-		ms.listings = map[string]*podListing{}
-	}
-	ms.listings[key] = l
-	return l
-}
-
-// get returns the memo of the owner with queue key key and uid, valid for
-// selector, templateLabels and counting. Only the owner's sync uses it until
-// the sync ends, and the queue never syncs one key on two workers at once.
-func (ms *claimMemos) get(key string, uid types.UID, selector labels.Selector, templateLabels map[string]string, counting bool) *claimMemo {
+// claim returns the claim memo of the owner with queue key key and uid,
+// valid for selector, templateLabels and counting.
+func (ms *ownerMemos) claim(key string, uid types.UID, selector labels.Selector, templateLabels map[string]string, counting bool) *claimMemo {
 	sel := selector.String()
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	m := ms.byOwner[key]
-	if m != nil && m.uid == uid && m.selector == sel && m.counting == counting && maps.Equal(m.templateLabels, templateLabels) {
-		return m
-	}
-	m = &claimMemo{uid: uid, selector: sel, templateLabels: maps.Clone(templateLabels), counting: counting, pods: map[*v1.Pod]podVerdict{}}
-	if ms.byOwner == nil {
-		ms.byOwner = map[string]*claimMemo{}
-	}
-	ms.byOwner[key] = m
-	return m
+	return ms.claims.Get(key, func(m *claimMemo) bool {
+		return m.uid == uid && m.selector == sel && m.counting == counting && maps.Equal(m.templateLabels, templateLabels)
+	}, func() *claimMemo {
+		return &claimMemo{uid: uid, selector: sel, templateLabels: maps.Clone(templateLabels), counting: counting, pods: map[*v1.Pod]podVerdict{}}
+	})
 }
 
-// drop forgets the memo and the listing of the owner with queue key key.
-func (ms *claimMemos) drop(key string) {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	delete(ms.byOwner, key)
-	delete(ms.listings, key)
+// listing returns the pod listing of the owner with queue key key and uid.
+func (ms *ownerMemos) listing(key string, uid types.UID) *podListing {
+	return ms.listings.Get(key, func(l *podListing) bool { return l.uid == uid }, func() *podListing { return &podListing{uid: uid} })
+}
+
+// drop forgets the claim memo and the pod listing of the owner with queue
+// key key.
+func (ms *ownerMemos) drop(key string) {
+	ms.claims.Drop(key)
+	ms.listings.Drop(key)
 }
 
 // judge decides for pod what the claim pass would, reading the pod, when

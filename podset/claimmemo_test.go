@@ -97,12 +97,12 @@ func TestClaimMemoMatchesAFreshClaim(t *testing.T) {
 		if counted {
 			require.Equal(t, c1.Counts(), c2.Counts(), "sync %d", sync)
 		}
-		memo := memoised.c.claimMemos.byOwner[ownerKey(rs)]
+		memo, _ := memoised.c.memos.claims.Peek(ownerKey(rs))
 		require.NotNil(t, memo)
 		assert.LessOrEqual(t, len(memo.pods), len(pods), "sync %d: the memo holds only pods of the last listing", sync)
 	}
 	memoised.c.ObserveOwnerDelete(rs)
-	assert.Empty(t, memoised.c.claimMemos.byOwner, "an owner's memo goes with it")
+	assert.Zero(t, memoised.c.memos.claims.Len(), "an owner's memo goes with it")
 }
 
 // TestClaimMemoSkipsTimedCounts checks that a count that depends on the
@@ -142,14 +142,12 @@ func TestClaimMemoGoesWithTheOwner(t *testing.T) {
 	e.addOwner(rs)
 	e.addPods(newPod("a", rs, v1.PodRunning, fooBar, true), newPod("b", rs, v1.PodRunning, fooBar, true))
 	memo := func() *claimMemo {
-		e.c.claimMemos.mu.Lock()
-		defer e.c.claimMemos.mu.Unlock()
-		return e.c.claimMemos.byOwner[key]
+		m, _ := e.c.memos.claims.Peek(key)
+		return m
 	}
 	listing := func() *podListing {
-		e.c.claimMemos.mu.Lock()
-		defer e.c.claimMemos.mu.Unlock()
-		return e.c.claimMemos.listings[key]
+		l, _ := e.c.memos.listings.Peek(key)
+		return l
 	}
 
 	require.NoError(t, e.sync(rs))

@@ -72,7 +72,7 @@ func (c *Reconciler[O]) ObserveOwnerDelete(obj any) []string {
 	c.logger.V(4).Info("Deleting", "kind", c.gvk.Kind, "owner", klog.KObj(o))
 	// Keyed by UID, so a re-created owner of the same name is unaffected.
 	c.expectations.DeleteExpectations(expectations.OwnerKeyFor(o))
-	c.claimMemos.drop(ownerKey(o))
+	c.memos.drop(ownerKey(o))
 	if c.guard != nil {
 		c.guard.Clear(expectations.OwnerKeyFor(o))
 	}

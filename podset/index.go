@@ -71,7 +71,7 @@ func (c *Reconciler[O]) podsForOwner(o O) ([]*v1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := c.claimMemos.listing(ownerKey(o), o.GetUID())
+	l := c.memos.listing(ownerKey(o), o.GetUID())
 	pods, err := l.owned.AppendTo(nil, c.podIndexer, PodControllerIndex, PodControllerIndexKey(o.GetNamespace(), ref))
 	if err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ type Reconciler[O metav1.Object] struct {
 	podIndexer   cache.Indexer
 	podLister    corelisters.PodLister
 	ownerIndexer cache.Indexer
-	claimMemos   claimMemos
+	memos        ownerMemos
 }
 
 // podGroupResource names pods to the read-your-writes guard.

@@ -57,7 +57,7 @@ func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		guarded, done, retry, ok := g(ctx, key)
 		if !ok {
 			logger.V(4).Info("Owner not held by this replica now; skipped", "kind", c.gvk.Kind, "key", key, "retryAfter", retry)
-			c.claimMemos.drop(key)
+			c.memos.drop(key)
 			return childset.Result{RequeueAfter: max(retry, 0)}, nil
 		}
 		defer done()
@@ -87,7 +87,7 @@ func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (childset.Res
 		// incarnation that went away; with UID-bound keys there is no other
 		// record this name could reach.
 		logger.V(4).Info("Owner deleted", "kind", c.gvk.Kind, "key", key)
-		c.claimMemos.drop(key)
+		c.memos.drop(key)
 		if c.guard != nil {
 			c.guard.Clear(key)
 		}
@@ -270,7 +270,7 @@ func (c *Reconciler[O]) claimPodsMemo(ctx context.Context, o O, selector labels.
 	// every pod is judged afresh.
 	var memo *claimMemo
 	if counter == nil || counter.StableClasses() {
-		memo = c.claimMemos.get(ownerKey(o), uid, selector, templateLabels, counter != nil)
+		memo = c.memos.claim(ownerKey(o), uid, selector, templateLabels, counter != nil)
 	}
 	var errs []error
 	kept, known, listed := 0, 0, 0

@@ -31,6 +31,14 @@ func (s *Store[M]) Get(key string, valid func(M) bool, fresh func() M) M {
 	return m
 }
 
+// Peek returns key's memo, if any, without making one.
+func (s *Store[M]) Peek(key string) (M, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.byOwner[key]
+	return m, ok
+}
+
 // Drop forgets key's memo.
 func (s *Store[M]) Drop(key string) {
 	s.mu.Lock()

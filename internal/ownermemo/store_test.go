@@ -37,3 +37,17 @@ func TestGetReplacesAnInvalidMemo(t *testing.T) {
 		t.Fatalf("Len %d, want 1", s.Len())
 	}
 }
+
+func TestPeekMakesNoMemo(t *testing.T) {
+	var s ownermemo.Store[*memo]
+	if m, ok := s.Peek("k"); ok || m != nil {
+		t.Fatalf("Peek of an empty store = %v, %v", m, ok)
+	}
+	if s.Len() != 0 {
+		t.Fatal("Peek made a memo")
+	}
+	want := s.Get("k", func(*memo) bool { return true }, func() *memo { return &memo{uid: "x"} })
+	if m, ok := s.Peek("k"); !ok || m != want {
+		t.Fatalf("Peek = %v, %v, want the stored memo", m, ok)
+	}
+}
