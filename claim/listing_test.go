@@ -201,6 +201,10 @@ func TestIndexListingAppends(t *testing.T) {
 		require.Equal(t, []*v1.Pod{p0, p1}, got)
 		slices.Reverse(got)
 		got[0] = nil
+		// A result of one listing alone is the caller's too.
+		alone, err := own.AppendTo(nil, indexer, listingIndex, ownerKey(listingOwners[0]))
+		require.NoError(t, err)
+		alone[0] = nil
 	}
 }
 
