@@ -22,8 +22,8 @@
 //
 // A Runner does all of that for a controller: it runs the Member and, for
 // each share, an epoch of the Work a build function makes over
-// Epoch.ListWatch, with every sync fenced by Epoch.Fence (the member's
-// Guard, plus a wait for the last epoch's writes to settle), the owners of
+// Epoch.ListWatch, listed only once the last epoch's writes have settled,
+// with every sync fenced by Epoch.Fence (the member's Guard), the owners of
 // gained ranges queued first, and a periodic sweep of owners whose status
 // is behind.
 //

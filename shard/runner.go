@@ -19,12 +19,13 @@ import (
 // informers and controller a build function makes over that share.
 //
 // When the share changes, the epoch's context is cancelled at once and a new
-// epoch starts over the new share. That relists the share and forgets the
+// epoch starts over the new share, once the writes the last one left in
+// flight have settled (see syncLog). That relists the share and forgets the
 // controller's queue and expectations, the cost of a hand-over paid by each
-// replica whose share changed; in exchange a gained range is safe without a
-// barrier, since the new controller starts only once its caches are synced,
-// so it never counts the children of a newly gained owner from a cache that
-// has not seen them. A lost range needs no restart to be safe: the member
+// replica whose share changed; in exchange the new controller starts only
+// once its caches are synced from a list made after every earlier write
+// landed, so it never counts an owner's children from a cache that has not
+// seen them. A lost range needs no restart to be safe: the member
 // cancels the Guards over it at once, and Epoch.Fence turns its owners away.
 type Runner struct {
 	member  *Member
@@ -71,11 +72,10 @@ type Epoch struct {
 	// hold, whose owners waited since their holder stopped.
 	Held, Gained Ranges
 
-	r        *Runner
-	takeUps  uint64   // the member's TakeUps before Held was read
-	settling settling // the last epoch's owners whose writes may still land
-	syncs    syncLog  // this epoch's fenced syncs
-	work     *Work
+	r       *Runner
+	takeUps uint64  // the member's TakeUps before Held was read
+	syncs   syncLog // this epoch's fenced syncs
+	work    *Work
 
 	mu  sync.Mutex
 	lws []*ShareListWatch
@@ -133,8 +133,8 @@ func (r *Runner) Run(ctx context.Context, drain <-chan struct{}) error {
 			klog.FromContext(ctx).Error(err, "Leaving the ring")
 		}
 	}()
-	var worked Ranges // the share of the last epoch
-	var left settling // what it left to settle
+	var worked Ranges     // the share of the last epoch
+	var settled time.Time // when the writes of the epochs so far have settled (see syncLog)
 	for {
 		held := r.member.Held()
 		if held.Empty() {
@@ -147,21 +147,38 @@ func (r *Runner) Run(ctx context.Context, drain <-chan struct{}) error {
 				return nil
 			}
 		}
-		end, err := r.runEpoch(ctx, drain, changed, held, held.Subtract(worked), &left)
+		if wait := settled.Sub(r.member.cfg.clock.Now()); wait > 0 {
+			timer := r.member.cfg.clock.NewTimer(wait)
+			select {
+			case <-timer.C():
+			case <-changed:
+				timer.Stop()
+				continue
+			case <-drain:
+				timer.Stop()
+				return nil
+			case <-ctx.Done():
+				timer.Stop()
+				return nil
+			}
+		}
+		end, settledAt, err := r.runEpoch(ctx, drain, changed, held, held.Subtract(worked))
 		if err != nil || end != shareChanged {
 			return err
 		}
 		worked = held
+		settled = later(settled, settledAt)
 	}
 }
 
 // runEpoch runs one Work over held until the member's share differs from
-// held, drain is closed or ctx is done. left is what the last epoch left to
-// settle on entry, and what this one leaves on return (see Fence).
-func (r *Runner) runEpoch(ctx context.Context, drain, changed <-chan struct{}, held, gained Ranges, left *settling) (epochEnd, error) {
+// held, drain is closed or ctx is done. When the share changed, it returns
+// when the epoch's writes will have settled, which the next epoch waits for
+// before it lists (see syncLog).
+func (r *Runner) runEpoch(ctx context.Context, drain, changed <-chan struct{}, held, gained Ranges) (end epochEnd, settled time.Time, err error) {
 	// Read before the informers list, so that a take-up after this
 	// restarts the epoch and one before it is in the list.
-	e := &Epoch{Held: held, Gained: gained, r: r, takeUps: r.member.TakeUps(), settling: *left}
+	e := &Epoch{Held: held, Gained: gained, r: r, takeUps: r.member.TakeUps()}
 	epochCtx, stop := context.WithCancel(ctx)
 	var informers sync.WaitGroup
 	defer func() {
@@ -177,7 +194,7 @@ func (r *Runner) runEpoch(ctx context.Context, drain, changed <-chan struct{}, h
 		err = e.queueGained()
 	}
 	if err != nil {
-		return stoppedNow, fmt.Errorf("shard: starting the work over this replica's share: %w", err)
+		return stoppedNow, time.Time{}, fmt.Errorf("shard: starting the work over this replica's share: %w", err)
 	}
 	r.epochs.Add(1)
 	klog.FromContext(ctx).Info("Starting work on this replica's share", "ring", r.member.store.ring, "identity", r.member.Identity(),
@@ -207,8 +224,7 @@ func (r *Runner) runEpoch(ctx context.Context, drain, changed <-chan struct{}, h
 			}
 			stop()
 			<-runDone
-			*left = e.syncs.settling(r.member.cfg.clock.Now(), r.member.cfg.safetyMargin)
-			return shareChanged, nil
+			return shareChanged, e.syncs.settledAt(r.member.cfg.clock.Now(), r.member.cfg.safetyMargin), nil
 		case <-drain:
 			if w.Drain != nil {
 				w.Drain()
@@ -216,12 +232,12 @@ func (r *Runner) runEpoch(ctx context.Context, drain, changed <-chan struct{}, h
 				stop()
 			}
 			<-runDone
-			return drained, nil
+			return drained, time.Time{}, nil
 		case <-ctx.Done():
 			<-runDone
-			return stoppedNow, nil
+			return stoppedNow, time.Time{}, nil
 		case <-runDone:
-			return stoppedNow, nil
+			return stoppedNow, time.Time{}, nil
 		}
 	}
 }
@@ -252,14 +268,6 @@ func (e *Epoch) ListWatch(inner cache.ListerWatcher, by Sharding) (*ShareListWat
 // another member wants is skipped: that member syncs it when it takes the
 // range up, since a new epoch syncs every owner of its share.
 //
-// An owner the last epoch was writing for when it stopped, or shortly
-// before, waits until a safety margin after the stop. Stopping cancelled
-// its writes in flight, but a cancelled create may still be stored after
-// this epoch listed: the sync must see it arrive through the watch before
-// it counts, or it makes the same child again. An owner the last epoch did
-// not hold came from another member, whose Lease keeps the range claimed
-// until its writes have settled.
-//
 // The hash is read from the cache and the sync reads the owner again: an
 // owner deleted and re-created under the same name in between, with a UID
 // in a range given up at that very moment, would be synced under the old
@@ -271,13 +279,10 @@ func (e *Epoch) Fence(ctx context.Context, key string) (guarded context.Context,
 		return ctx, nil, 0, false
 	}
 	m := e.r.member
-	if wait, held := e.settling.holds(key, m.cfg.clock.Now()); held {
-		return ctx, nil, wait, false
-	}
 	guarded, release, ok := m.Guard(ctx, h)
 	if ok {
-		e.syncs.begin(key)
-		return guarded, func() { release(); e.syncs.end(key, m.cfg.clock.Now()) }, 0, true
+		e.syncs.begin()
+		return guarded, func() { release(); e.syncs.end(m.cfg.clock.Now()) }, 0, true
 	}
 	e.r.fenced.Add(1)
 	if m.Wants(h) {

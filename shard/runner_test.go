@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 )
@@ -215,65 +216,138 @@ func TestRunnerReturnsBuildErrors(t *testing.T) {
 	require.Panics(t, func() { NewRunner(m, nil) })
 }
 
-// An owner the previous epoch was writing for is not synced until that
-// epoch's cancelled writes have settled; any other goes to the member's
-// Guard at once.
-func TestFenceWaitsForTheLastEpochsWrites(t *testing.T) {
-	cs := fake.NewClientset()
-	m, err := NewMember(cs.CoordinationV1(), "ns", "ring", "a")
-	require.NoError(t, err)
-	r := NewRunner(m, func(context.Context, *Epoch) (*Work, error) { return nil, nil })
-	owners := cache.NewSharedIndexInformer(podListWatch(cs), &corev1.Pod{}, 0, cache.Indexers{})
-	for _, name := range []string{"written", "idle"} {
-		require.NoError(t, owners.GetIndexer().Add(testPod(name, "")))
-	}
-	var last syncLog
-	stop := time.Now()
-	last.begin("ns/written")
-	last.begin("ns/long-ago")
-	last.end("ns/long-ago", stop.Add(-time.Hour))
-	e := &Epoch{Held: FullRanges(), r: r, settling: last.settling(stop, time.Minute),
-		work: &Work{Owners: owners, OwnerHash: ByKey(KeyUID).Hash}}
-	ctx := context.Background()
-
-	_, _, retry, ok := e.Fence(ctx, "ns/written")
-	require.False(t, ok, "an owner the last epoch was writing for synced before its writes settled")
-	require.InDelta(t, time.Minute, retry, float64(time.Second), "retry once the writes settled")
-
-	// The member holds nothing (it never ran), so its Guard refuses the
-	// idle owner, and nobody wants it: no retry. What matters is that the
-	// settling did not hold it back.
-	_, _, retry, ok = e.Fence(ctx, "ns/idle")
-	require.False(t, ok)
-	require.Zero(t, retry, "an owner with no write in flight waited for the last epoch's writes")
-	require.Equal(t, uint64(1), r.Stats().FencedSyncs)
-
-	e.settling.until = time.Now().Add(-time.Second)
-	_, _, retry, ok = e.Fence(ctx, "ns/written")
-	require.False(t, ok)
-	require.Zero(t, retry, "an owner waited after the last epoch's writes settled")
+// epochTimes records, per epoch of a runner, when its informer first
+// listed and when its Work stopped.
+type epochTimes struct {
+	mu      sync.Mutex
+	epochs  []*Epoch
+	listed  []time.Time
+	stopped []time.Time
 }
 
-// The owners an epoch leaves to settle: those with a sync running when it
-// stopped, and those whose last sync ended within the margin before.
-func TestSyncLogSettling(t *testing.T) {
+func (l *epochTimes) epoch(i int) (e *Epoch, listed, stopped time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i >= len(l.epochs) {
+		return nil, time.Time{}, time.Time{}
+	}
+	return l.epochs[i], l.listed[i], l.stopped[i]
+}
+
+// timedWork builds each epoch's Work over the fake clientset's pods, taken
+// as the owners, and records its times in log.
+func timedWork(cs *fake.Clientset, log *epochTimes) func(context.Context, *Epoch) (*Work, error) {
+	return func(_ context.Context, e *Epoch) (*Work, error) {
+		log.mu.Lock()
+		i := len(log.epochs)
+		log.epochs = append(log.epochs, e)
+		log.listed = append(log.listed, time.Time{})
+		log.stopped = append(log.stopped, time.Time{})
+		log.mu.Unlock()
+		inner := podListWatch(cs)
+		list := inner.ListWithContextFunc
+		inner.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			log.mu.Lock()
+			if log.listed[i].IsZero() {
+				log.listed[i] = time.Now()
+			}
+			log.mu.Unlock()
+			return list(ctx, o)
+		}
+		lw, err := e.ListWatch(inner, ByKey(KeyUID))
+		if err != nil {
+			return nil, err
+		}
+		owners := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+		return &Work{
+			Informers: []cache.SharedIndexInformer{owners},
+			Owners:    owners, OwnerHash: ByKey(KeyUID).Hash,
+			Run: func(ctx context.Context) {
+				<-ctx.Done()
+				log.mu.Lock()
+				log.stopped[i] = time.Now()
+				log.mu.Unlock()
+			},
+			Queue: func(string) {},
+		}, nil
+	}
+}
+
+// A new epoch lists its share only once the writes the last one left in
+// flight have settled: a safety margin after the stop when a sync was
+// running then. A create cancelled by the stop may still be stored, and a
+// list before it would count the owner's children without it. After an
+// epoch that was not writing, the next lists at once.
+func TestRunnerListsOnceTheLastEpochsWritesSettled(t *testing.T) {
+	const margin = 2 * time.Second
+	for _, writing := range []bool{true, false} {
+		t.Run(fmt.Sprintf("writing=%v", writing), func(t *testing.T) {
+			cs := fake.NewClientset()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for i := range 20 {
+				_, err := cs.CoreV1().Pods("ns").Create(ctx, testPod(fmt.Sprint("p", i), ""), metav1.CreateOptions{})
+				require.NoError(t, err)
+			}
+			timing := []Option{WithLeaseDuration(3 * time.Second), WithRenewInterval(20 * time.Millisecond),
+				WithSafetyMargin(margin), WithWriteTimeout(100 * time.Millisecond)}
+			a, err := NewMember(cs.CoordinationV1(), "ns", "ring", "a", timing...)
+			require.NoError(t, err)
+			var log epochTimes
+			r := NewRunner(a, timedWork(cs, &log))
+			runDone := make(chan error, 1)
+			go func() { runDone <- r.Run(ctx, nil) }()
+			defer func() {
+				cancel()
+				require.NoError(t, <-runDone)
+			}()
+			require.Eventually(t, func() bool {
+				e, listed, _ := log.epoch(0)
+				return e != nil && !listed.IsZero() && r.Ready() == nil
+			}, 20*time.Second, 5*time.Millisecond, "a's first epoch")
+			finish := func() {}
+			if writing {
+				e, _, _ := log.epoch(0)
+				_, done, _, ok := e.Fence(ctx, "ns/p0")
+				require.True(t, ok)
+				finish = done
+			}
+
+			b, err := NewMember(cs.CoordinationV1(), "ns", "ring", "b", timing...)
+			require.NoError(t, err)
+			bctx, leave := context.WithCancel(ctx)
+			bDone := make(chan error, 1)
+			go func() { bDone <- b.Run(bctx) }()
+			defer func() {
+				leave()
+				require.NoError(t, <-bDone)
+			}()
+			require.Eventually(t, func() bool {
+				_, listed, _ := log.epoch(1)
+				return !listed.IsZero()
+			}, 20*time.Second, 5*time.Millisecond, "a's epoch over the share b left it")
+			finish()
+			_, _, stopped := log.epoch(0)
+			_, listed, _ := log.epoch(1)
+			if writing {
+				require.GreaterOrEqual(t, listed.Sub(stopped), margin, "the next epoch listed before the writes of the last had settled")
+			} else {
+				require.Less(t, listed.Sub(stopped), margin/2, "the next epoch waited though the last wrote nothing")
+			}
+		})
+	}
+}
+
+// An epoch's writes have settled a margin after its stop while a sync runs,
+// a margin after the last sync's end otherwise, and at once if none ran.
+func TestSyncLogSettledAt(t *testing.T) {
 	var l syncLog
 	stop := time.Now()
-	l.begin("running")
-	l.begin("recent")
-	l.end("recent", stop.Add(-time.Second))
-	l.begin("old")
-	l.end("old", stop.Add(-time.Minute))
-	l.begin("twice")
-	l.begin("twice")
-	l.end("twice", stop.Add(-time.Minute))
-	s := l.settling(stop, 2*time.Second)
-	require.Equal(t, map[string]bool{"running": true, "recent": true, "twice": true}, s.owners)
-	_, held := s.holds("old", stop)
-	require.False(t, held)
-	wait, held := s.holds("recent", stop.Add(time.Second))
-	require.True(t, held)
-	require.Equal(t, time.Second, wait)
-	_, held = s.holds("recent", stop.Add(2*time.Second))
-	require.False(t, held)
+	require.True(t, l.settledAt(stop, time.Second).IsZero(), "no sync ran")
+	l.begin()
+	l.begin()
+	l.end(stop.Add(-time.Minute))
+	require.Equal(t, stop.Add(time.Second), l.settledAt(stop, time.Second), "a sync still runs")
+	l.end(stop.Add(-500 * time.Millisecond))
+	require.Equal(t, stop.Add(500*time.Millisecond), l.settledAt(stop, time.Second), "the last sync ended before the stop")
 }

@@ -5,66 +5,49 @@ import (
 	"time"
 )
 
-// settling is what an epoch leaves the next: the owners whose writes may
-// still be landing when it stopped, and until when. A write cancelled when
-// the epoch stopped, or abandoned at its deadline a moment before, may
-// still be stored after the next epoch listed its children; a sync of that
-// owner before the write shows in the watch would make the same children
-// again.
-type settling struct {
-	owners map[string]bool
-	until  time.Time
-}
-
-// holds reports whether a sync of the owner with key must wait, and how long.
-func (s settling) holds(key string, now time.Time) (time.Duration, bool) {
-	if !s.owners[key] || !now.Before(s.until) {
-		return 0, false
-	}
-	return s.until.Sub(now), true
-}
-
-// syncLog records an epoch's fenced syncs per owner key: how many run now
-// and when the last one ended.
+// syncLog records an epoch's fenced syncs: how many run now and when the
+// last one ended. It tells the Runner when the epoch's writes have settled.
+//
+// Why it matters: stopping an epoch cancels its writes in flight, but
+// cancelling a request stops the client waiting, not the API server storing
+// it, and a write abandoned at its deadline is not even known to have
+// arrived. A create stored after the next epoch listed its share is a child
+// that epoch never counted, and it would make the same child again. So the
+// next epoch lists only once the writes of the one before have settled: a
+// safety margin after the stop, when a sync was running then or had ended
+// within the margin before it. That is the allowance the ring makes for the
+// writes of a member that gave a range up, so one rule covers a hand-over
+// between members and one within a member.
 type syncLog struct {
 	mu      sync.Mutex
-	running map[string]int
-	ended   map[string]time.Time
+	running int
+	lastEnd time.Time
 }
 
-func (l *syncLog) begin(key string) {
+func (l *syncLog) begin() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.running == nil {
-		l.running, l.ended = map[string]int{}, map[string]time.Time{}
-	}
-	l.running[key]++
+	l.running++
 }
 
-func (l *syncLog) end(key string, at time.Time) {
+func (l *syncLog) end(at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.running[key]--; l.running[key] <= 0 {
-		delete(l.running, key)
-	}
-	l.ended[key] = at
+	l.running--
+	l.lastEnd = later(l.lastEnd, at)
 }
 
-// settling returns the owners whose writes may still land after stop: a
-// sync still running, or one that ended less than margin before stop. They
-// wait until margin after stop, the allowance the ring makes for any write
-// already sent.
-func (l *syncLog) settling(stop time.Time, margin time.Duration) settling {
+// settledAt returns when the writes of an epoch stopped at stop have
+// settled: margin after stop if a sync was still running, margin after the
+// last sync ended otherwise (zero if none ran).
+func (l *syncLog) settledAt(stop time.Time, margin time.Duration) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := settling{owners: map[string]bool{}, until: stop.Add(margin)}
-	for key := range l.running {
-		s.owners[key] = true
+	if l.running > 0 {
+		return stop.Add(margin)
 	}
-	for key, at := range l.ended {
-		if stop.Sub(at) < margin {
-			s.owners[key] = true
-		}
+	if l.lastEnd.IsZero() {
+		return time.Time{}
 	}
-	return s
+	return l.lastEnd.Add(margin)
 }
