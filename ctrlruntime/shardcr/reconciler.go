@@ -51,8 +51,11 @@ const coverageRetry = 100 * time.Millisecond
 //     One the replica may not work on now but still wants (shard's Wants:
 //     its Lease is being renewed, or the hash is being taken up) comes back
 //     a second later, so a refusal never loses the owner.
-//     One whose hash moved away during the reconcile is released (its
-//     expectations forgotten) once the reconcile returned.
+//     One whose hash moved to another replica during the reconcile is
+//     released (its expectations forgotten) once the reconcile returned;
+//     one the replica lost to a lapse of its Lease keeps them, since the
+//     writes the lapse cancelled may still land, and comes back a second
+//     later.
 //   - An owner missing from the cache (KeyUID) has no hash: the inner
 //     reconcile runs unfenced, so it must write nothing for an owner it
 //     cannot find, which is what childset and podset do (they forget it).
@@ -141,7 +144,9 @@ func (r *Reconciler) run(ctx context.Context, req reconcile.Request, owner clien
 		defer r.pins.unpin(req.NamespacedName)
 	}
 	res, err := r.inner.Reconcile(inner, req)
-	if fenced && r.release != nil && !r.sharding.share.Holds(h) {
+	lost := fenced && !r.sharding.share.Holds(h)
+	movedAway := lost && !r.sharding.share.Wants(h)
+	if movedAway && r.release != nil {
 		r.releaseMoved(ctx, req, owner)
 	}
 	switch {
@@ -149,10 +154,15 @@ func (r *Reconciler) run(ctx context.Context, req reconcile.Request, owner clien
 		return res, nil
 	case errors.Is(err, ErrOwnerReplaced):
 		return reconcile.Result{RequeueAfter: replacedRetry}, nil
-	case fenced && ctx.Err() == nil && inner.Err() != nil && !r.sharding.share.Holds(h):
-		// The hash moved away mid-reconcile: its next holder syncs the
-		// owner; retrying here would only be skipped.
-		return reconcile.Result{}, nil
+	case lost && ctx.Err() == nil && inner.Err() != nil:
+		if movedAway {
+			// Its next holder syncs the owner; retrying here would only
+			// be skipped.
+			return reconcile.Result{}, nil
+		}
+		// A lapse: the replica takes the hash up again and syncs the
+		// owner then, with what it kept about the cancelled writes.
+		return reconcile.Result{RequeueAfter: wantedRetry}, nil
 	}
 	return res, err
 }

@@ -202,9 +202,42 @@ func (m *memberLikeShare) Guard(ctx context.Context, h uint64) (context.Context,
 	return gctx, done, ok
 }
 
+// lapse stops the guards as a Lease not renewed in time does: nothing is
+// held, and everything held is still wanted.
+func (m *memberLikeShare) lapse() {
+	m.mu.Lock()
+	m.wanted = m.held
+	m.mu.Unlock()
+	m.giveUp()
+}
+
 func (m *memberLikeShare) giveUp() {
 	m.set(nil)
 	for _, c := range m.cancels {
 		c()
 	}
+}
+
+// A lapse of the replica's Lease mid-reconcile (it may not work on the hash
+// now, but still wants it) keeps what the reconcile recorded: a create the
+// lapse cancelled may still be stored, and only the kept expectation stops
+// the reconcile after the lapse from making the same child again. The owner
+// comes back once the hash is held again.
+func TestReconcilerKeepsAnOwnerThroughALapse(t *testing.T) {
+	rs := replicaSet("x", "uid-x")
+	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(rs).Build()
+	share := newMemberLikeShare(shard.FullRanges())
+	inner := &recorder{reader: c}
+	inner.hook = func(ctx context.Context) {
+		share.lapse()
+		<-ctx.Done()
+		inner.err = ctx.Err()
+	}
+	var released []string
+	release := func(o client.Object) { released = append(released, string(o.GetUID())) }
+	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, nil, release)
+	res, err := r.Reconcile(context.Background(), request("x"))
+	require.NoError(t, err)
+	assert.Positive(t, res.RequeueAfter, "the owner comes back once the hash is held again")
+	assert.Empty(t, released, "a lapse forgot what the reconcile recorded")
 }

@@ -18,10 +18,14 @@ import (
 // the owners from the cache and enqueues every owner held now, at the low
 // priority of an initial list. Owner events that arrived while an owner was
 // held elsewhere were dropped by OwnerPredicate; this is how an owner that
-// arrives in the share gets synced. It also passes every owner not held now
-// to a release function, which forgets what the controller kept about it
-// (its expectations): a replica that gets an owner back must not wait for
-// creations it can no longer observe.
+// arrives in the share gets synced. It also passes every owner that left the
+// share to a release function, which forgets what the controller kept about
+// it (its expectations): a replica that gets an owner back must not wait for
+// creations it can no longer observe. An owner the replica still wants
+// (a lapse of its Lease, announced as a loss of every hash) is not
+// released: a create the lapse cancelled may still be stored, and the
+// expectation kept for it is what stops the next reconcile from making the
+// same child again.
 //
 // Enqueueing every held owner rather than the new ones only is deliberate:
 // a share can leave and come back between two passes, and an event dropped
@@ -86,7 +90,7 @@ func (s *Resync) pass(ctx context.Context, q ctrlruntime.RequestQueue) error {
 		}
 		if s.sharding.HoldsOwner(owner) {
 			ctrlruntime.Enqueue(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}, true)
-		} else if s.release != nil {
+		} else if s.release != nil && !s.sharding.wantsOwner(owner) {
 			s.release(owner)
 		}
 	}

@@ -65,4 +65,24 @@ func TestResyncEnqueuesTheShare(t *testing.T) {
 	assert.Equal(t, []string{"b", "c"}, drain(q))
 	require.Eventually(t, func() bool { return len(releasedNow()) == 3 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, []string{"a", "b", "c"}, releasedNow(), "the owner that left is released, the arrivals are not")
+
+	// A lapse: nothing is held, all of it still wanted. Nothing is released
+	// (a create the lapse cancelled may still land) and nothing queued.
+	share.mu.Lock()
+	share.wanted = share.held
+	share.mu.Unlock()
+	before := len(releasedNow())
+	share.set(nil)
+	keptReleased := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		since := released[before:]
+		return slices.Contains(since, "b") || slices.Contains(since, "c")
+	}
+	require.Never(t, func() bool { return keptReleased() || q.Len() > 0 }, 200*time.Millisecond, time.Millisecond,
+		"a lapse released or queued an owner it still wants")
+	share.set(share.wanted)
+	require.Eventually(t, func() bool { return q.Len() == 2 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []string{"b", "c"}, drain(q), "the owners come back with the share")
+	assert.False(t, keptReleased())
 }

@@ -111,6 +111,17 @@ func (s *Sharding) HoldsOwner(owner metav1.Object) bool {
 	return err == nil && s.share.Holds(h)
 }
 
+// wantsOwner reports whether owner is in this replica's share even while
+// it may not work on it now: its Lease lapsed and is being renewed, or its
+// hash is being taken up. What the controller kept about such an owner
+// (expectations, writes of unknown outcome) is kept: the writes a lapse
+// cancelled may still land, and only that memory makes the next reconcile
+// wait for them.
+func (s *Sharding) wantsOwner(owner metav1.Object) bool {
+	h, err := s.OwnerHash(owner)
+	return err == nil && s.share.Wants(h)
+}
+
 // KeepsChild reports whether this replica cares about child now: its
 // controller is held, or it is an orphan some owner here may adopt.
 func (s *Sharding) KeepsChild(child metav1.Object) bool {
