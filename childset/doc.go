@@ -36,8 +36,9 @@
 // (adoption of matching orphans, release of children that stopped
 // matching, through claim's generic ref manager) must have succeeded.
 //
-// With WithReadYourWrites, an owner is held until the child cache has seen
-// the core's own creations and adoptions (the error matches
+// With WithReadYourWrites (a guard over the child informer's store; off by
+// default), an owner is held until the child cache has seen the core's own
+// creations and adoptions (the error matches
 // consistency.ErrStaleCache; drivers poll it). A Spec that can read the
 // owner live (LiveReader) has that copy checked before any adoption, as
 // upstream does.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,12 +38,16 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 	if ownerInformer == nil || childInformer == nil {
 		panic("childset: New: nil informer")
 	}
-	r := NewReconciler(spec, kind, writer, append(opts, func(c *config) { c.driven = true })...)
-	qopts := []workqueue.Option{workqueue.WithName(r.cfg.queueName)}
-	if r.cfg.metrics != nil {
-		qopts = append(qopts, workqueue.WithMetricsProvider(r.cfg.metrics))
+	r := NewReconciler(spec, kind, writer, append(opts, func(c *config) { syncloop.Driven(&c.Options) })...)
+	name := r.cfg.QueueName
+	if name == "" {
+		name = strings.ToLower(r.gvk.Kind)
 	}
-	if tc, ok := r.cfg.clock.(clock.WithTicker); ok {
+	qopts := []workqueue.Option{workqueue.WithName(name)}
+	if r.cfg.Metrics != nil {
+		qopts = append(qopts, workqueue.WithMetricsProvider(r.cfg.Metrics))
+	}
+	if tc, ok := r.cfg.Clock.(clock.WithTicker); ok {
 		// The queue's delays run on the core's clock, as the Results
 		// that ask for them are computed on it.
 		qopts = append(qopts, workqueue.WithClock(tc))
@@ -54,18 +59,15 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 		ownerIndexer: ownerInformer.GetIndexer(),
 	}
 	c.loop = &syncloop.Loop{
-		Queue: c.queue, Limiter: limiter, Workers: r.cfg.workers,
+		Queue: c.queue, Limiter: limiter,
 		Reconcile: func(ctx context.Context, key string) (time.Duration, error) {
 			res, err := r.Reconcile(ctx, key)
 			return res.RequeueAfter, err
 		},
-		IsStaleCache:          consistency.IsStaleCache,
-		StaleCachePoll:        r.cfg.stalePoll,
-		UnreachableBackoffCap: r.cfg.backoffCap,
-		DrainTimeout:          r.cfg.drainTimeout,
-		Clock:                 r.cfg.clock,
-		Name:                  r.cfg.queueName,
+		IsStaleCache: consistency.IsStaleCache,
+		Name:         name,
 	}
+	r.cfg.Configure(c.loop)
 	if err := AddControllerIndexer(childInformer); err != nil {
 		return nil, err
 	}

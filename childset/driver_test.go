@@ -13,8 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
+	cgworkqueue "k8s.io/client-go/util/workqueue"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -196,5 +198,55 @@ func TestControllerRetriesNameConflict(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("web-0 was not created by the retry: %v", e.writes())
+	}
+}
+
+// namesProvider is a metrics provider that notes the queue names it is
+// asked metrics for and hands back none, which the queue allows.
+type namesProvider struct{ names []string }
+
+func (p *namesProvider) NewDepthMetric(name string) cgworkqueue.GaugeMetric {
+	p.names = append(p.names, name)
+	return nil
+}
+func (*namesProvider) NewAddsMetric(string) cgworkqueue.CounterMetric           { return nil }
+func (*namesProvider) NewLatencyMetric(string) cgworkqueue.HistogramMetric      { return nil }
+func (*namesProvider) NewWorkDurationMetric(string) cgworkqueue.HistogramMetric { return nil }
+func (*namesProvider) NewUnfinishedWorkSecondsMetric(string) cgworkqueue.SettableGaugeMetric {
+	return nil
+}
+func (*namesProvider) NewLongestRunningProcessorSecondsMetric(string) cgworkqueue.SettableGaugeMetric {
+	return nil
+}
+func (*namesProvider) NewRetriesMetric(string) cgworkqueue.CounterMetric { return nil }
+
+// TestControllerQueueName: the queue is named after the owner kind unless
+// WithQueueName names it, so WithMetricsProvider alone publishes metrics,
+// as podset's does (an unnamed queue has none).
+func TestControllerQueueName(t *testing.T) {
+	for _, tc := range []struct {
+		opts []childset.Option
+		want string
+	}{
+		{nil, "replicaset"},
+		{[]childset.Option{childset.WithQueueName("sets")}, "sets"},
+	} {
+		p := &namesProvider{}
+		factory := informers.NewSharedInformerFactory(simcluster.New().Client(), 0)
+		rsInformer := factory.Apps().V1().ReplicaSets().Informer()
+		cmInformer := factory.Core().V1().ConfigMaps().Informer()
+		ctrl, err := childset.New(rsInformer, cmInformer, rsSpec{rsInformer.GetIndexer()},
+			cmKind{childset.IndexerLister[*v1.ConfigMap](cmInformer.GetIndexer())}, &objectcontrol.Fake[*v1.ConfigMap]{},
+			append(tc.opts, childset.WithMetricsProvider(p))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Run on a done context only shuts the queue down.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = ctrl.Run(ctx)
+		if !slices.Equal(p.names, []string{tc.want}) {
+			t.Errorf("metrics asked for %q, want [%s]", p.names, tc.want)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func (r *Reconciler[O, C]) wrote(ownerKey string, obj C) {
 	if r.cfg.guard == nil || isNil(obj) {
 		return
 	}
-	r.cfg.guard.WroteAt(ownerKey, r.cfg.guardResource, obj.GetResourceVersion())
+	r.cfg.guard.WroteAt(ownerKey, r.guardResource, obj.GetResourceVersion())
 }
 
 // patcher is what the claim patches through: the writer itself, or with the

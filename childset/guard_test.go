@@ -43,7 +43,7 @@ func TestReadYourWritesHoldsUntilTheCacheHasTheWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &storeAt{}
 			store.rv.Store("1")
-			e := newEnv(t, childset.WithIndexedNames(nil), childset.WithReadYourWrites(consistency.NewGuard(consistency.WithStore(gr, store)), gr))
+			e := newEnv(t, childset.WithIndexedNames(nil), childset.WithReadYourWrites(consistency.NewGuard(consistency.WithStore(gr, store))))
 			e.addOwner(newOwner("web", tc.replicas))
 			e.seed(newChild("web-0", nil, map[string]string{"app": "web"}))
 			e.reconcile("web")

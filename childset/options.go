@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	cgworkqueue "k8s.io/client-go/util/workqueue"
@@ -13,6 +12,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/history"
+	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 )
 
 // Defaults.
@@ -23,71 +23,53 @@ const (
 	// DefaultNameConflictRetry is when an owner whose wanted name is held
 	// by a foreign object is looked at again.
 	DefaultNameConflictRetry = 10 * time.Second
-	// DefaultWorkers is the number of owners Controller syncs at once.
-	DefaultWorkers = 5
-	// DefaultWriteTimeout bounds each API write of a sync (WithWriteTimeout).
+	// DefaultWorkers is the number of owners synced at once.
+	DefaultWorkers = syncloop.DefaultWorkers
+	// DefaultWriteTimeout bounds each API write of a sync.
 	DefaultWriteTimeout = 30 * time.Second
-	// DefaultDrainTimeout bounds Controller's graceful stop (Drain).
-	DefaultDrainTimeout = 30 * time.Second
-	// DefaultStaleCachePoll is when an owner held by the read-your-writes
-	// guard (WithReadYourWrites) is looked at again.
-	DefaultStaleCachePoll = time.Second
-	// DefaultUnreachableBackoffCap caps Controller's retry delay after a
-	// sync failed because the API server could not be reached.
-	DefaultUnreachableBackoffCap = 30 * time.Second
+	// DefaultDrainTimeout bounds a graceful stop (Drain).
+	DefaultDrainTimeout = syncloop.DefaultDrainTimeout
+	// DefaultStaleCachePoll is how often an owner held by the
+	// read-your-writes guard is looked at again.
+	DefaultStaleCachePoll = syncloop.DefaultStaleCachePoll
+	// DefaultUnreachableBackoffCap caps the retry delay after a sync failed
+	// because the API server could not be reached or could not answer.
+	DefaultUnreachableBackoffCap = syncloop.DefaultUnreachableBackoffCap
 )
 
-// Option configures NewReconciler and New. A With* given a value that can
-// never be right panics at the call; a nil Option is ignored.
+// Option configures New and NewReconciler. A With* given a value that can
+// never be right (a zero worker count, a negative duration, an empty name)
+// panics at the call, naming itself: a programmer error, caught at
+// start-up. A nil Option is ignored. A nil argument keeps the option's
+// default; two of them mean the same in podset, where they are not the
+// default: a nil recorder records no events (WithEventRecorder) and a nil
+// guard turns the read-your-writes guard off (WithReadYourWrites).
 type Option func(*config)
 
 type config struct {
-	burst         int
-	conflictRetry time.Duration
-	ttl           time.Duration
-	clock         clock.Clock
-	recorder      record.EventRecorder
-	indexed       bool
-	nameFunc      NameFunc
-	order         any // Order[C] for the reconciler's C
-	workers       int
-	drainTimeout  time.Duration
-	writeTimeout  time.Duration
-	queueName     string
-	metrics       cgworkqueue.MetricsProvider
-	guard         *consistency.Guard
-	guardResource schema.GroupResource
-	history       history.Interface
-	historySynced []cache.InformerSynced
-	stalePoll     time.Duration
-	backoffCap    time.Duration
-	// driverOptions names the options given that only New's driver
-	// applies; NewReconciler refuses them unless driven is set.
-	driverOptions []string
-	driven        bool
+	syncloop.Options // the clock and the driver's options, shared with podset
+	burst            int
+	conflictRetry    time.Duration
+	ttl              time.Duration
+	recorder         record.EventRecorder
+	indexed          bool
+	nameFunc         NameFunc
+	order            any // Order[C] for the reconciler's C
+	writeTimeout     time.Duration
+	guard            *consistency.Guard
+	history          history.Interface
+	historySynced    []cache.InformerSynced
 }
-
-// driverOption records that the option called name, which only New's
-// driver applies, was given.
-func (c *config) driverOption(name string) { c.driverOptions = append(c.driverOptions, name) }
 
 func newConfig(opts []Option) config {
 	cfg := config{
+		Options:       syncloop.DefaultOptions(),
 		burst:         DefaultBurstReplicas,
 		conflictRetry: DefaultNameConflictRetry,
 		ttl:           expectations.ExpectationsTimeout,
-		clock:         clock.RealClock{},
-		workers:       DefaultWorkers,
-		drainTimeout:  DefaultDrainTimeout,
 		writeTimeout:  DefaultWriteTimeout,
-		stalePoll:     DefaultStaleCachePoll,
-		backoffCap:    DefaultUnreachableBackoffCap,
 	}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&cfg)
-		}
-	}
+	syncloop.Apply(&cfg, opts)
 	return cfg
 }
 
@@ -117,8 +99,9 @@ func WithDeletionOrder[C Object](order Order[C]) Option {
 	}
 }
 
-// WithBurstReplicas caps the creations or deletions of one sync (default
-// DefaultBurstReplicas). n < 1 panics.
+// WithBurstReplicas caps the children one sync creates or deletes (default
+// DefaultBurstReplicas). n < 1 panics: a cap of zero would stall every
+// owner.
 func WithBurstReplicas(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("childset: WithBurstReplicas: the burst must be at least 1, not %d", n))
@@ -141,83 +124,65 @@ func WithExpectationsTTL(d time.Duration) Option {
 	return func(c *config) { c.ttl = d }
 }
 
-// WithClock sets the clock of the expectations and of requeue delays; nil
-// means clock.RealClock{}.
-func WithClock(clk clock.Clock) Option {
-	return func(c *config) {
-		if clk == nil {
-			clk = clock.RealClock{}
-		}
-		c.clock = clk
-	}
-}
+// WithClock sets the clock of the expectations, of availability
+// (minReadySeconds) and of the work queue's delays; write deadlines are in
+// real time, as the API client's are. nil means clock.RealClock{}.
+func WithClock(clk clock.Clock) Option { return shared(syncloop.Clock(clk)) }
 
 // WithEventRecorder sets where the core records its Warning events
-// (selector refused, name conflict). nil records none. The writer records
-// its own create and delete events.
+// (selector refused, name conflict); the writer records its own create
+// and delete events. nil records none, as does leaving the option out.
 func WithEventRecorder(recorder record.EventRecorder) Option {
 	return func(c *config) { c.recorder = recorder }
 }
 
-// WithWorkers sets how many owners Controller syncs at once (default
-// DefaultWorkers); another host reads it from Reconciler.Workers. n < 1
-// panics.
-func WithWorkers(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("childset: WithWorkers: at least one worker is needed, not %d", n))
-	}
-	return func(c *config) { c.workers = n }
-}
+// WithWorkers sets how many owners are synced at once (default
+// DefaultWorkers); a host reads it from Reconciler.Workers. n < 1 panics.
+func WithWorkers(n int) Option { return shared(syncloop.Workers("childset", n)) }
 
-// WithDrainTimeout bounds Controller's graceful stop (Drain): queued owners
-// keep being synced until the queue is empty or this much time has passed,
-// after which in-flight syncs are cancelled (default DefaultDrainTimeout).
-// Zero cancels them at once; a negative d panics.
-func WithDrainTimeout(d time.Duration) Option {
-	if d < 0 {
-		panic(fmt.Sprintf("childset: WithDrainTimeout: the timeout must not be negative, not %v", d))
-	}
-	return func(c *config) { c.drainTimeout = d; c.driverOption("WithDrainTimeout") }
-}
+// WithDrainTimeout bounds a graceful stop (Drain): queued owners are still
+// synced for this long, then in-flight syncs are cancelled (default
+// DefaultDrainTimeout). Zero cancels them at once; a negative d panics. It
+// is an option of New's driver: NewReconciler refuses it.
+func WithDrainTimeout(d time.Duration) Option { return shared(syncloop.DrainTimeout("childset", d)) }
 
-// WithWriteTimeout bounds every API write a sync makes through the writer
-// (each create, delete, adoption and release patch) and the Spec's status
-// write (default DefaultWriteTimeout). A sync stops waiting for a write at
-// its deadline even if the writer ignores its context: the write is
-// abandoned on its own goroutine, and its error wraps
-// context.DeadlineExceeded. d <= 0 panics.
+// WithWriteTimeout bounds every API write of a sync: each create, delete,
+// adoption and release patch through the writer, and the Spec's status
+// write, gets a deadline this far ahead (default DefaultWriteTimeout). A
+// sync stops waiting for a write at its deadline even if the writer
+// ignores its context: the write is abandoned on its own goroutine, and
+// its error wraps context.DeadlineExceeded. d <= 0 panics.
 func WithWriteTimeout(d time.Duration) Option {
 	mustBePositive("WithWriteTimeout", d)
 	return func(c *config) { c.writeTimeout = d }
 }
 
-// WithReadYourWrites holds each owner until the child informer has seen
-// the controller's own writes for it: every child the core creates or
-// adopts is recorded in guard against the owner, as resource children, and
-// a sync of an owner whose cache is behind returns an error matching
-// consistency.ErrStaleCache before it reads anything. Drivers poll such an
-// owner instead of backing off (Controller does; so does ctrlkit's
-// controller-runtime host). guard must have a store for children
-// (consistency.WithStore); nil turns the guard off (the default).
-// Expectations already keep a lagging cache from causing extra creations;
-// the guard also keeps a sync from acting on children older than its own
-// adoptions.
-func WithReadYourWrites(guard *consistency.Guard, children schema.GroupResource) Option {
-	return func(c *config) { c.guard, c.guardResource = guard, children }
+// WithReadYourWrites sets the read-your-writes guard: a sync of an owner
+// waits until the child informer has seen the controller's own writes for
+// it, the children the core created or adopted, which it records under
+// the resource of guard's one store (consistency.WithStore over the child
+// informer's store). Until then Reconcile returns an error matching
+// consistency.ErrStaleCache before it reads anything, and drivers poll the
+// owner every WithStaleCachePoll instead of backing off (Controller does;
+// so does ctrlkit's controller-runtime host). nil turns the guard off, as
+// does leaving the option out: childset knows neither its children's
+// resource nor their store, where podset builds its guard itself.
+// NewReconciler panics on a guard with more than one store. Expectations
+// already keep a lagging cache from causing extra creations; the guard
+// also keeps a sync from acting on children older than its own adoptions.
+func WithReadYourWrites(guard *consistency.Guard) Option {
+	return func(c *config) { c.guard = guard }
 }
 
-// WithQueueName names Controller's work queue, for its metrics. It is an
-// option of New's driver: NewReconciler refuses it, as it does
-// WithMetricsProvider, WithDrainTimeout and WithUnreachableBackoffCap.
-func WithQueueName(name string) Option {
-	return func(c *config) { c.queueName = name; c.driverOption("WithQueueName") }
-}
+// WithQueueName names the work queue, for its metrics (default the owner
+// kind in lower case). It is an option of New's driver: NewReconciler
+// refuses it. An empty name panics.
+func WithQueueName(name string) Option { return shared(syncloop.QueueName("childset", name)) }
 
-// WithMetricsProvider publishes Controller's work queue metrics; nil means
-// none.
-func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
-	return func(c *config) { c.metrics = p; c.driverOption("WithMetricsProvider") }
-}
+// WithMetricsProvider publishes the work queue's metrics there; nothing is
+// registered globally. nil means none (the default). It is an option of
+// New's driver: NewReconciler refuses it.
+func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option { return shared(syncloop.Metrics(p)) }
 
 // WithRevisions keeps the owners' revisions in h, for a Spec that
 // implements RolloutSpec (rolling updates); NewReconciler panics when one
@@ -238,29 +203,26 @@ func WithRevisions(h history.Interface, synced ...cache.InformerSynced) Option {
 }
 
 // WithStaleCachePoll sets how soon an owner held by the read-your-writes
-// guard (WithReadYourWrites) is looked at again (default
-// DefaultStaleCachePoll). A stale cache is not a failure, so it neither
-// waits on nor feeds the failure backoff. Controller applies it; another
-// host reads it from Reconciler.StaleCachePoll. d <= 0 panics.
+// guard is looked at again (default DefaultStaleCachePoll); a host reads
+// it from Reconciler.StaleCachePoll. A stale cache is not a failure, so it
+// neither waits on nor feeds the failure backoff. d <= 0 panics.
 func WithStaleCachePoll(d time.Duration) Option {
-	mustBePositive("WithStaleCachePoll", d)
-	return func(c *config) { c.stalePoll = d }
+	return shared(syncloop.StaleCachePoll("childset", d))
 }
 
-// WithUnreachableBackoffCap caps Controller's retry delay after a sync
-// failed because the API server could not be reached or could not answer
+// WithUnreachableBackoffCap caps the retry delay of a sync that failed
+// because the API server could not be reached or could not answer
 // (default DefaultUnreachableBackoffCap), so owners resume soon after an
-// outage. It is an option of New's driver: NewReconciler refuses it. d <= 0
-// panics.
+// outage. It is an option of New's driver: NewReconciler refuses it.
+// d <= 0 panics.
 func WithUnreachableBackoffCap(d time.Duration) Option {
-	mustBePositive("WithUnreachableBackoffCap", d)
-	return func(c *config) { c.backoffCap = d; c.driverOption("WithUnreachableBackoffCap") }
+	return shared(syncloop.UnreachableBackoffCap("childset", d))
 }
+
+// shared makes an Option of set, one of the options shared with
+// podset define (internal/syncloop).
+func shared(set syncloop.Set) Option { return func(c *config) { set(&c.Options) } }
 
 // mustBePositive panics, as the With* option named opt must, if d is not a
 // positive duration.
-func mustBePositive(opt string, d time.Duration) {
-	if d <= 0 {
-		panic(fmt.Sprintf("childset: %s: the duration must be positive, not %v", opt, d))
-	}
-}
+func mustBePositive(opt string, d time.Duration) { syncloop.MustBePositive("childset", opt, d) }

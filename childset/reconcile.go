@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +46,10 @@ type Reconciler[O Object, C Object] struct {
 	gvk    schema.GroupVersionKind
 	cfg    config
 	order  Order[C] // WithDeletionOrder's; nil for DefaultOrder
-	exp    *expectations.UIDTrackingControllerExpectations
+	// guardResource is the resource the guard's one store reflects, the
+	// children's, which the core records its writes under.
+	guardResource schema.GroupResource
+	exp           *expectations.UIDTrackingControllerExpectations
 	// unsure holds the creates and deletes whose outcome is unknown
 	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
 	unsure *unsure.Registry[C]
@@ -73,16 +75,22 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 		panic("childset: NewReconciler: nil writer")
 	}
 	cfg := newConfig(opts)
-	if len(cfg.driverOptions) > 0 && !cfg.driven {
-		// Ignoring them would leave the caller believing they apply.
-		panic(fmt.Sprintf("childset: NewReconciler: %s configure New's driver, not the core; set the host's own equivalents",
-			strings.Join(cfg.driverOptions, ", ")))
+	cfg.RefuseDriverOnly("childset")
+	var guardResource schema.GroupResource
+	if cfg.guard != nil {
+		grs := cfg.guard.Resources()
+		if len(grs) > 1 {
+			panic(fmt.Sprintf("childset: NewReconciler: WithReadYourWrites: the guard has stores for %v; give it one, the children's", grs))
+		}
+		if len(grs) == 1 {
+			guardResource = grs[0]
+		}
 	}
 	if _, rolls := spec.(RolloutSpec[O]); rolls != (cfg.history != nil) {
 		panic("childset: NewReconciler: a Spec that implements RolloutSpec needs WithRevisions, and WithRevisions such a Spec")
 	}
 	r := &Reconciler[O, C]{spec: spec, kind: kind, writer: deadlineWriter[C]{w: writer, timeout: cfg.writeTimeout},
-		gvk: spec.GroupVersionKind(), cfg: cfg}
+		gvk: spec.GroupVersionKind(), cfg: cfg, guardResource: guardResource}
 	// A nil order is DefaultOrder, read through deletion keys (order.go).
 	if cfg.order != nil {
 		order, ok := cfg.order.(Order[C])
@@ -93,19 +101,19 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 		r.order = order
 	}
 	r.exp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
-		expectations.WithTTL(cfg.ttl), expectations.WithClock(cfg.clock)))
-	r.unsure = unsure.New[C](cfg.ttl, cfg.clock)
+		expectations.WithTTL(cfg.ttl), expectations.WithClock(cfg.Clock)))
+	r.unsure = unsure.New[C](cfg.ttl, cfg.Clock)
 	return r
 }
 
 // Workers is how many owners to sync at once (WithWorkers), for a host that
 // runs its own workers.
-func (r *Reconciler[O, C]) Workers() int { return r.cfg.workers }
+func (r *Reconciler[O, C]) Workers() int { return r.cfg.Workers }
 
 // StaleCachePoll is how soon an owner held by the read-your-writes guard is
 // to be looked at again (WithStaleCachePoll), for a host that applies
 // Reconcile's results itself.
-func (r *Reconciler[O, C]) StaleCachePoll() time.Duration { return r.cfg.stalePoll }
+func (r *Reconciler[O, C]) StaleCachePoll() time.Duration { return r.cfg.StaleCachePoll }
 
 // Expectations is the core's expectations cache, keyed by
 // expectations.OwnerKeyFor(owner). Drivers feed it through the Observe

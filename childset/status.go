@@ -82,7 +82,7 @@ type availability[C Object] struct {
 }
 
 func (r *Reconciler[O, C]) availabilityOf(owner O) availability[C] {
-	a := availability[C]{now: r.cfg.clock.Now()}
+	a := availability[C]{now: r.cfg.Clock.Now()}
 	if m, ok := r.spec.(MinReadySpec[O]); ok {
 		a.minReady = time.Duration(max(m.MinReadySeconds(owner), 0)) * time.Second
 	}
@@ -165,6 +165,6 @@ func (r *Reconciler[O, C]) progress(owner O, ro *rollout[C], st *Status) time.Du
 			Replicas: st.Replicas, UpdatedReplicas: st.UpdatedReplicas,
 			ReadyReplicas: st.ReadyReplicas, AvailableReplicas: st.AvailableReplicas,
 		},
-	}, r.cfg.clock.Now())
+	}, r.cfg.Clock.Now())
 	return recheck
 }

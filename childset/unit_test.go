@@ -12,9 +12,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
@@ -37,6 +39,8 @@ func TestOptionsAndConstructorPanics(t *testing.T) {
 	mustPanic(t, "childset: WithWriteTimeout", func() { childset.WithWriteTimeout(0) })
 	mustPanic(t, "childset: WithStaleCachePoll", func() { childset.WithStaleCachePoll(0) })
 	mustPanic(t, "childset: WithUnreachableBackoffCap", func() { childset.WithUnreachableBackoffCap(-time.Second) })
+	mustPanic(t, "childset: WithDrainTimeout", func() { childset.WithDrainTimeout(-time.Second) })
+	mustPanic(t, "childset: WithQueueName", func() { childset.WithQueueName("") })
 	mustPanic(t, "childset: DefaultOrder", func() { childset.DefaultOrder[*v1.ConfigMap](nil) })
 	mustPanic(t, "childset: IndexerLister", func() { childset.IndexerLister[*v1.ConfigMap](nil) })
 
@@ -54,6 +58,15 @@ func TestOptionsAndConstructorPanics(t *testing.T) {
 	mustPanic(t, "WithQueueName, WithUnreachableBackoffCap configure New's driver", func() {
 		childset.NewReconciler(spec, kind, w, childset.WithQueueName("q"), childset.WithUnreachableBackoffCap(time.Second))
 	})
+	// The guard records the children under its one store's resource; with
+	// two, which one they are would be a guess.
+	mustPanic(t, "WithReadYourWrites: the guard has stores for", func() {
+		two := consistency.NewGuard(
+			consistency.WithStore(schema.GroupResource{Resource: "configmaps"}, &storeAt{}),
+			consistency.WithStore(schema.GroupResource{Group: "apps", Resource: "replicasets"}, &storeAt{}))
+		childset.NewReconciler(spec, kind, w, childset.WithReadYourWrites(two))
+	})
+	childset.NewReconciler(spec, kind, w, childset.WithReadYourWrites(nil))
 	// A nil Option, a nil order and a nil clock keep the defaults.
 	r := childset.NewReconciler(spec, kind, w, nil, childset.WithDeletionOrder[*v1.ConfigMap](nil), childset.WithClock(nil))
 	if r.Workers() != childset.DefaultWorkers || r.StaleCachePoll() != childset.DefaultStaleCachePoll {

@@ -1,6 +1,9 @@
 package consistency
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -205,6 +208,17 @@ func (g *Guard) Clear(ownerKey string) {
 	if rec, _ := g.records.Get(name); rec != nil && (uid == "" || rec.uid == uid) {
 		g.records.Delete(name)
 	}
+}
+
+// Resources returns the resources of the registered stores, sorted: those
+// whose writes WroteAt records. A core that writes one resource takes it
+// from here, so its caller names it once, in WithStore.
+func (g *Guard) Resources() []schema.GroupResource {
+	grs := slices.Collect(maps.Keys(g.stores))
+	slices.SortFunc(grs, func(a, b schema.GroupResource) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource))
+	})
+	return grs
 }
 
 // Len returns how many owners have a record, expired ones included until

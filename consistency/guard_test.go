@@ -415,3 +415,13 @@ func TestIsStaleCache(t *testing.T) {
 	assert.False(t, IsStaleCache(nil))
 	assert.False(t, IsStaleCache(fmt.Errorf("refused")))
 }
+
+// TestGuardResources: the resources of the registered stores, in order,
+// and none for a guard without stores.
+func TestGuardResources(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	rs := schema.GroupResource{Group: "apps", Resource: "replicasets"}
+	g := NewGuard(WithStore(rs, newFakeStore("1")), WithStore(pods, newFakeStore("1")))
+	assert.Equal(t, []schema.GroupResource{pods, rs}, g.Resources())
+	assert.Empty(t, NewGuard().Resources())
+}

@@ -42,8 +42,8 @@
 // which the option does not wrap, and their guard works per owner instead.
 // A sync of an owner whose own writes the cache has not seen yet is put
 // back on the queue with a short delay (podset's guard, on by default, and
-// childset's, turned on with childset.WithReadYourWrites), so no worker
-// blocks on a read, and the wait is bounded by the guard's TTL where
+// childset's, turned on by giving childset.WithReadYourWrites a guard), so
+// no worker blocks on a read, and the wait is bounded by the guard's TTL where
 // controller-runtime's is bounded only by the read's context. Turn the option on for your own reads
 // through mgr.GetClient() if you want it; leave ctrlkit's guard as it is.
 package ctrlruntime

@@ -51,16 +51,16 @@ type Controller[O metav1.Object] struct {
 // stops, writing through client.
 func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Controller[O], error) {
 	cfg := newConfig(opts)
-	if client == nil && ((cfg.podControl == nil && cfg.podWriter == nil) || cfg.recorder == nil) {
+	if client == nil && ((cfg.podControl == nil && cfg.podWriter == nil) || !cfg.recorderSet) {
 		return nil, errors.New("podset: New needs a client unless WithPodWriter (or WithPodControl) and WithEventRecorder are given")
 	}
 	c := &Controller[O]{client: client}
-	if cfg.recorder == nil {
+	if !cfg.recorderSet {
 		if kind.GroupVersionKind().Kind == "" {
 			return nil, errors.New("podset: the kind has an empty GroupVersionKind")
 		}
 		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
-		component := cfg.component
+		component := cfg.eventSource
 		if component == "" {
 			component = strings.ToLower(kind.GroupVersionKind().Kind) + "-controller"
 		}
@@ -69,23 +69,23 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	if client != nil && cfg.podControl == nil && cfg.podWriter == nil {
 		opts = append(opts, WithPodWriter(podcontrol.ClientsetWriter(client)))
 	}
-	opts = append(opts, func(c *config) { c.driven = true })
+	opts = append(opts, func(c *config) { syncloop.Driven(&c.Options) })
 	r, err := NewReconciler(ctx, podInformer, ownerInformer, kind, opts...)
 	if err != nil {
 		return nil, err
 	}
 	c.Reconciler = r
 	cfg = r.cfg
-	name := cfg.queueName
+	name := cfg.QueueName
 	if name == "" {
 		name = strings.ToLower(r.gvk.Kind)
 	}
 	qopts := []workqueue.Option{workqueue.WithName(name)}
-	if tc, ok := cfg.clock.(clock.WithTicker); ok {
+	if tc, ok := cfg.Clock.(clock.WithTicker); ok {
 		qopts = append(qopts, workqueue.WithClock(tc))
 	}
-	if cfg.metrics != nil {
-		qopts = append(qopts, workqueue.WithMetricsProvider(cfg.metrics))
+	if cfg.Metrics != nil {
+		qopts = append(qopts, workqueue.WithMetricsProvider(cfg.Metrics))
 	}
 	limiter := workqueue.DefaultControllerRateLimiter[string]()
 	c.queue = workqueue.NewRateLimiting(limiter, qopts...)
@@ -102,19 +102,16 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 	}
 	c.syncHandler = c.Reconcile
 	c.loop = &syncloop.Loop{
-		Queue: c.queue, Limiter: limiter, Workers: cfg.workers,
+		Queue: c.queue, Limiter: limiter,
 		Reconcile: func(ctx context.Context, key string) (time.Duration, error) {
 			res, err := c.syncHandler(ctx, key)
 			return res.RequeueAfter, err
 		},
-		HasSynced:             []cache.InformerSynced{podInf.HasSynced, ownerInformer.HasSynced},
-		IsStaleCache:          consistency.IsStaleCache,
-		StaleCachePoll:        cfg.staleCachePoll,
-		UnreachableBackoffCap: cfg.unreachableBackoffCap,
-		DrainTimeout:          cfg.drainTimeout,
-		Clock:                 cfg.clock,
-		Name:                  name,
+		HasSynced:    []cache.InformerSynced{podInf.HasSynced, ownerInformer.HasSynced},
+		IsStaleCache: consistency.IsStaleCache,
+		Name:         name,
 	}
+	cfg.Configure(c.loop)
 	if m := cfg.syncMetrics; m != nil {
 		gvkKind := r.gvk.Kind
 		c.loop.Observe = func(_ string, took time.Duration, err error) { m.ObserveSync(gvkKind, took, err) }
@@ -149,7 +146,7 @@ func (c *Controller[O]) Run(ctx context.Context) error {
 		defer c.broadcaster.Shutdown()
 	}
 	logger := klog.FromContext(ctx)
-	logger.Info("Starting controller", "name", c.loop.Name, "workers", c.cfg.workers, "burstReplicas", c.cfg.burst)
+	logger.Info("Starting controller", "name", c.loop.Name, "workers", c.cfg.Workers, "burstReplicas", c.cfg.burst)
 	defer logger.Info("Shut down controller", "name", c.loop.Name)
 	if err := c.loop.Run(ctx); err != nil {
 		return fmt.Errorf("podset: %w", err)

@@ -46,7 +46,7 @@
 // all on. Logarithmic scale-down is always on, as upstream v1.37 made it
 // when it removed the LogarithmicScaleDown gate, which is never asked about. The read-your-writes guard (package consistency) is on by default
 // and records the owner's status writes and the pod creations and
-// adoptions its writer returns; WithReadYourWrites(false) turns it off. An owner it
+// adoptions its writer returns; WithReadYourWrites(nil) turns it off. An owner it
 // holds is polled every second rather than retried through the failure
 // backoff, and failures caused by an unreachable API server back off at
 // most 30 s, so owners resume soon after an outage (internal/syncloop).

@@ -158,7 +158,7 @@ func guardedEnv(t *testing.T, rs *appsv1.ReplicaSet, opts ...Option) (*env, *fak
 	store.rv.Store("1")
 	// Installed whenever the guard is on, also where the informer stores
 	// report no version (client-go before v0.36) and New built none.
-	if e.c.cfg.readYourWrites {
+	if e.c.cfg.ownGuard() {
 		e.c.guard = consistency.NewGuard(consistency.WithStore(e.c.ownerGR, store))
 	}
 	return e, store
@@ -195,9 +195,30 @@ func TestReadYourWrites(t *testing.T) {
 	// Turned off, the guard never defers.
 	rs2 := newRS("foobar", 0, fooBar)
 	rs2.ResourceVersion = "18"
-	off, _ := guardedEnv(t, rs2, WithReadYourWrites(false))
+	off, _ := guardedEnv(t, rs2, WithReadYourWrites(nil))
 	require.NoError(t, off.sync(rs2))
 	require.NoError(t, off.sync(rs2))
+}
+
+// TestReadYourWritesGivenGuard: a guard given to WithReadYourWrites is the
+// one the controller records its writes in and waits on, in place of the
+// one it would build; nil turns the guard off.
+func TestReadYourWritesGivenGuard(t *testing.T) {
+	rs := newRS("foobar", 0, fooBar)
+	rs.ResourceVersion = "18"
+	store := &fakeStore{}
+	store.rv.Store("1")
+	g := consistency.NewGuard(consistency.WithStore(appsv1.SchemeGroupVersion.WithResource("replicasets").GroupResource(), store))
+	e := newEnv(t, []runtime.Object{rs}, WithReadYourWrites(g))
+	e.addOwner(rs)
+	require.Same(t, g, e.c.guard)
+	require.NoError(t, e.sync(rs)) // writes the status at 18
+	require.ErrorIs(t, e.sync(rs), consistency.ErrStaleCache, "held on the given guard")
+	store.rv.Store("18")
+	require.NoError(t, e.sync(rs), "the store caught up")
+
+	off := newEnv(t, nil, WithReadYourWrites(nil))
+	assert.Nil(t, off.c.guard)
 }
 
 func TestGateStaleControllerConsistency(t *testing.T) {
@@ -223,7 +244,7 @@ func TestGateFlipWhileRunning(t *testing.T) {
 	going.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	going.Finalizers = []string{"example.com/hold"}
 	g := newGateSwitch(DeploymentReplicaSetTerminatingReplicas, true)
-	e := newEnv(t, []runtime.Object{rs, running, going}, WithFeatureGates(g.enabled), WithReadYourWrites(false))
+	e := newEnv(t, []runtime.Object{rs, running, going}, WithFeatureGates(g.enabled), WithReadYourWrites(nil))
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	wait := runEnv(t, e, ctx, e.c.Sync)
@@ -251,7 +272,7 @@ func TestGateFlipWhileRunning(t *testing.T) {
 func TestUnmetExpectationsRequeueAtExpiry(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	rs := newRS("foobar", 1, fooBar)
-	e := newEnv(t, []runtime.Object{rs}, WithClock(clk), WithReadYourWrites(false))
+	e := newEnv(t, []runtime.Object{rs}, WithClock(clk), WithReadYourWrites(nil))
 	e.addOwner(rs)
 	require.NoError(t, e.sync(rs))
 	e.requireCounts(1, 0, 0) // the pod's add event never comes

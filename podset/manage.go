@@ -211,7 +211,7 @@ func (c *Reconciler[O]) sendPodDeletions(ctx context.Context, o O, expKey string
 // scale-down is always on, as in upstream v1.37, which removed its gate: a
 // v1.37 registry panics when asked about it, so it is never asked.
 func (c *Reconciler[O]) rankingOptions() []podranking.Option {
-	opts := []podranking.Option{podranking.WithClock(c.cfg.clock)}
+	opts := []podranking.Option{podranking.WithClock(c.cfg.Clock)}
 	if !c.cfg.gates(PodDeletionCost) {
 		opts = append(opts, podranking.WithoutDeletionCost())
 	}

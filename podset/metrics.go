@@ -22,12 +22,6 @@ type Metrics interface {
 	ObserveDeletionAgeRatio(ratio float64)
 }
 
-// WithMetrics records syncs and scale-down choices into m. nil means the
-// default, no metrics.
-func WithMetrics(m Metrics) Option {
-	return func(c *config) { c.syncMetrics = m }
-}
-
 // observeDeletionAgeRatio reports the age of each Ready victim relative to
 // the youngest Ready candidate, as upstream does after sorting. Upstream
 // divides whole milliseconds as integers, which truncates the ratio and
@@ -44,7 +38,7 @@ func (c *Reconciler[O]) observeDeletionAgeRatio(candidates, victims []*v1.Pod) {
 			youngest = t
 		}
 	}
-	now := c.cfg.clock.Now()
+	now := c.cfg.Clock.Now()
 	youngestAge := now.Sub(youngest)
 	if youngest.IsZero() || youngestAge <= 0 {
 		return

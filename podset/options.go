@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/ctrlkit/ctrlkit/consistency"
+	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
@@ -17,73 +20,60 @@ const (
 	// DefaultBurstReplicas caps the pods created or deleted in one sync.
 	DefaultBurstReplicas = 500
 	// DefaultWorkers is the number of owners synced at once.
-	DefaultWorkers = 5
+	DefaultWorkers = syncloop.DefaultWorkers
 	// DefaultDrainTimeout bounds a graceful stop (Drain).
-	DefaultDrainTimeout = 30 * time.Second
+	DefaultDrainTimeout = syncloop.DefaultDrainTimeout
 	// DefaultWriteTimeout bounds each API write of a sync.
 	DefaultWriteTimeout = 30 * time.Second
 )
 
-// Option configures a Controller. A With* given a value that can never be
-// right (a zero worker count, a negative duration) panics at the call, naming
-// itself: it is a programmer error, caught at start-up. A nil interface or
-// function value keeps the documented default. A nil Option is ignored.
+// Option configures New and NewReconciler. A With* given a value that can
+// never be right (a zero worker count, a negative duration, an empty name)
+// panics at the call, naming itself: a programmer error, caught at
+// start-up. A nil Option is ignored. A nil argument keeps the option's
+// default, except for two, which mean the same in childset: a nil
+// recorder records no events (WithEventRecorder) and a nil guard turns the
+// read-your-writes guard off (WithReadYourWrites).
 type Option func(*config)
 
 type config struct {
-	burst          int
-	workers        int
-	clock          clock.Clock
-	recorder       record.EventRecorder
-	metrics        cgworkqueue.MetricsProvider
-	syncMetrics    Metrics
-	podControl     podcontrol.PodControl
-	podWriter      podcontrol.PodWriter
-	drainTimeout   time.Duration
-	writeTimeout   time.Duration
-	onScaleDown    ScaleDownFunc
-	gates          func(feature string) bool
-	readYourWrites bool
-	// readYourWritesTTL overrides the guard's TTL when positive.
-	readYourWritesTTL     time.Duration
-	staleCachePoll        time.Duration
-	unreachableBackoffCap time.Duration
-	queueName             string
-	component             string
-	syncGuard             SyncGuard
-	// driverOptions names the options given that only New's driver
-	// applies; NewReconciler refuses them unless driven is set.
-	driverOptions []string
-	driven        bool
+	syncloop.Options // the clock and the driver's options, shared with childset
+	burst            int
+	recorder         record.EventRecorder
+	recorderSet      bool // WithEventRecorder was given, maybe with nil
+	syncMetrics      Metrics
+	podControl       podcontrol.PodControl
+	podWriter        podcontrol.PodWriter
+	writeTimeout     time.Duration
+	onScaleDown      ScaleDownFunc
+	gates            func(feature string) bool
+	guard            *consistency.Guard
+	guardSet         bool // WithReadYourWrites was given, maybe with nil
+	// readYourWritesTTL overrides the TTL of the guard podset builds when
+	// positive.
+	readYourWritesTTL time.Duration
+	eventSource       string
+	syncGuard         SyncGuard
 }
 
-// driverOption records that the option called name, which only New's
-// driver applies, was given.
-func (c *config) driverOption(name string) { c.driverOptions = append(c.driverOptions, name) }
+// ownGuard reports whether podset builds its read-your-writes guard
+// itself, the default.
+func (c *config) ownGuard() bool { return !c.guardSet }
 
 // newConfig applies opts over the defaults.
 func newConfig(opts []Option) config {
 	cfg := config{
-		burst:                 DefaultBurstReplicas,
-		workers:               DefaultWorkers,
-		clock:                 clock.RealClock{},
-		drainTimeout:          DefaultDrainTimeout,
-		writeTimeout:          DefaultWriteTimeout,
-		gates:                 DefaultFeatureGates,
-		readYourWrites:        true,
-		staleCachePoll:        DefaultStaleCachePoll,
-		unreachableBackoffCap: DefaultUnreachableBackoffCap,
+		Options:      syncloop.DefaultOptions(),
+		burst:        DefaultBurstReplicas,
+		writeTimeout: DefaultWriteTimeout,
+		gates:        DefaultFeatureGates,
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+	syncloop.Apply(&cfg, opts)
 	return cfg
 }
 
-// WithBurstReplicas caps how many pods one sync may create or delete
-// (default 500). It panics if n is below 1: a cap of zero would stall every
+// WithBurstReplicas caps the pods one sync creates or deletes (default
+// DefaultBurstReplicas). n < 1 panics: a cap of zero would stall every
 // owner.
 func WithBurstReplicas(n int) Option {
 	if n < 1 {
@@ -92,40 +82,55 @@ func WithBurstReplicas(n int) Option {
 	return func(c *config) { c.burst = n }
 }
 
-// WithWorkers sets how many owners are synced concurrently (default 5). It
-// panics if n is below 1.
-func WithWorkers(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("podset: WithWorkers: there must be at least 1 worker, not %d", n))
-	}
-	return func(c *config) { c.workers = n }
-}
+// WithWorkers sets how many owners are synced at once (default
+// DefaultWorkers); a host reads it from Reconciler.Workers. n < 1 panics.
+func WithWorkers(n int) Option { return shared(syncloop.Workers("podset", n)) }
 
-// WithClock sets the clock used for availability (minReadySeconds), the
-// expectations TTL and the work queue's delays; write deadlines are in real
-// time, as the API client's are. Tests pass a fake clock. nil means the
-// default, clock.RealClock{}.
-func WithClock(clk clock.Clock) Option {
-	return func(c *config) {
-		if clk == nil {
-			clk = clock.RealClock{}
-		}
-		c.clock = clk
-	}
-}
+// WithClock sets the clock of availability (minReadySeconds), the
+// expectations and the work queue's delays; write deadlines are in real
+// time, as the API client's are. nil means clock.RealClock{}.
+func WithClock(clk clock.Clock) Option { return shared(syncloop.Clock(clk)) }
 
-// WithEventRecorder makes the controller record events there instead of on a
-// broadcaster of its own that writes to the API server. nil means the
-// default, that broadcaster.
+// WithEventRecorder sets where the controller records its events
+// (upstream's, on pods and owners). nil records none. Without the option,
+// New records them on a broadcaster of its own that writes through its
+// client (WithEventSource names it), and NewReconciler panics, having no
+// client.
 func WithEventRecorder(r record.EventRecorder) Option {
-	return func(c *config) { c.recorder = r }
+	return func(c *config) {
+		if r == nil {
+			r = noEvents{}
+		}
+		c.recorder, c.recorderSet = r, true
+	}
 }
 
-// WithMetricsProvider gives the work queue a client-go metrics provider. It is
-// used by this controller's queue only; nothing is registered globally. nil
-// means the default, no queue metrics.
-func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option {
-	return func(c *config) { c.metrics = p; c.driverOption("WithMetricsProvider") }
+// WithEventSource names the component of the events New's own broadcaster
+// records (default "<kind>-controller", the owner kind in lower case); a
+// recorder given by WithEventRecorder carries its own. It is an option of
+// New's driver: NewReconciler refuses it. An empty component panics.
+func WithEventSource(component string) Option {
+	if component == "" {
+		panic("podset: WithEventSource: empty component")
+	}
+	only := syncloop.DriverOnly("WithEventSource")
+	return func(c *config) { c.eventSource = component; only(&c.Options) }
+}
+
+// WithMetricsProvider publishes the work queue's metrics there; nothing is
+// registered globally. nil means none (the default). It is an option of
+// New's driver: NewReconciler refuses it.
+func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option { return shared(syncloop.Metrics(p)) }
+
+// WithQueueName names the work queue, for its metrics (default the owner
+// kind in lower case). It is an option of New's driver: NewReconciler
+// refuses it. An empty name panics.
+func WithQueueName(name string) Option { return shared(syncloop.QueueName("podset", name)) }
+
+// WithMetrics records syncs and scale-down choices into m. nil means the
+// default, no metrics.
+func WithMetrics(m Metrics) Option {
+	return func(c *config) { c.syncMetrics = m }
 }
 
 // WithPodWriter sets the one writer every pod write goes through (create,
@@ -147,23 +152,18 @@ func WithPodControl(pc podcontrol.PodControl) Option {
 	return func(c *config) { c.podControl = pc }
 }
 
-// WithDrainTimeout bounds a graceful stop (see Drain): queued owners keep
-// being synced until the queue is empty or this much time has passed, after
-// which in-flight syncs are cancelled (default 30 s). Zero cancels them at
-// once; a negative d panics.
-func WithDrainTimeout(d time.Duration) Option {
-	if d < 0 {
-		panic(fmt.Sprintf("podset: WithDrainTimeout: the timeout must not be negative, not %v", d))
-	}
-	return func(c *config) { c.drainTimeout = d; c.driverOption("WithDrainTimeout") }
-}
+// WithDrainTimeout bounds a graceful stop (Drain): queued owners are still
+// synced for this long, then in-flight syncs are cancelled (default
+// DefaultDrainTimeout). Zero cancels them at once; a negative d panics. It
+// is an option of New's driver: NewReconciler refuses it.
+func WithDrainTimeout(d time.Duration) Option { return shared(syncloop.DrainTimeout("podset", d)) }
 
-// WithWriteTimeout bounds every API write a sync makes: each pod creation,
-// deletion, adoption or release patch and status update gets a context
-// deadline this far ahead (default 30 s). The deletions of one scale-down,
-// which all start together, share one deadline this far from that start. A
-// sync stops waiting for a write at its deadline even if the pod control or
-// Kind ignores the context; see Sync. It panics if d is not positive.
+// WithWriteTimeout bounds every API write of a sync: each pod creation,
+// deletion, adoption or release patch and status update gets a deadline
+// this far ahead (default DefaultWriteTimeout); the deletions of one
+// scale-down, which start together, share one. A sync stops waiting for a
+// write at its deadline even if the pod control or Kind ignores the
+// context; see Sync. d <= 0 panics.
 func WithWriteTimeout(d time.Duration) Option {
 	mustBePositive("WithWriteTimeout", d)
 	return func(c *config) { c.writeTimeout = d }
@@ -193,51 +193,43 @@ func WithFeatureGates(enabled func(feature string) bool) Option {
 	}
 }
 
-// WithReadYourWrites turns the read-your-writes guard on (the default) or
-// off. When on, and while the StaleControllerConsistencyReplicaSet gate is
-// on, a sync of an owner waits until the pod and owner informers have seen
-// every write the controller made for it; until then the owner is looked at
-// again every WithStaleCachePoll, where upstream requeues it with backoff.
-func WithReadYourWrites(enabled bool) Option {
-	return func(c *config) { c.readYourWrites = enabled }
+// WithReadYourWrites sets the read-your-writes guard: while the
+// StaleControllerConsistencyReplicaSet gate is on, a sync of an owner
+// waits until the informers have seen every write the controller made for
+// it (its pods under schema.GroupResource{Resource: "pods"}, its status
+// under the owner's resource, as guard's stores register them); until then
+// the owner is looked at again every WithStaleCachePoll, where upstream
+// requeues it with backoff. nil turns the guard off. Without the option
+// podset builds the guard itself over the pod and owner informers' stores
+// (WithReadYourWritesTTL), as upstream's ReplicaSet controller: its
+// children are pods, whose store it has, where childset knows neither.
+func WithReadYourWrites(guard *consistency.Guard) Option {
+	return func(c *config) { c.guard, c.guardSet = guard, true }
 }
 
-// WithReadYourWritesTTL bounds how long the read-your-writes guard holds an
+// WithReadYourWritesTTL bounds how long the guard podset builds holds an
 // owner whose informer cache never catches up with the controller's last
-// write for it (default consistency.DefaultTTL). It panics if d is not
-// positive.
+// write for it (default consistency.DefaultTTL). With WithReadYourWrites
+// there is no such guard, and NewReconciler refuses it: give the TTL to
+// consistency.NewGuard. d <= 0 panics.
 func WithReadYourWritesTTL(d time.Duration) Option {
 	mustBePositive("WithReadYourWritesTTL", d)
 	return func(c *config) { c.readYourWritesTTL = d }
 }
 
-// WithStaleCachePoll sets how often an owner held by the read-your-writes
-// guard is looked at again (default 1 s). A stale cache is not a failure,
-// so it neither waits on nor feeds the failure backoff. It panics if d is
-// not positive.
-func WithStaleCachePoll(d time.Duration) Option {
-	mustBePositive("WithStaleCachePoll", d)
-	return func(c *config) { c.staleCachePoll = d }
-}
+// WithStaleCachePoll sets how soon an owner held by the read-your-writes
+// guard is looked at again (default DefaultStaleCachePoll); a host reads
+// it from Reconciler.StaleCachePoll. A stale cache is not a failure, so it
+// neither waits on nor feeds the failure backoff. d <= 0 panics.
+func WithStaleCachePoll(d time.Duration) Option { return shared(syncloop.StaleCachePoll("podset", d)) }
 
 // WithUnreachableBackoffCap caps the retry delay of a sync that failed
-// because the API server could not be reached or could not answer (default
-// 30 s), so owners resume soon after the server is back instead of after
-// an exponential backoff grown during the outage. It panics if d is not
-// positive.
+// because the API server could not be reached or could not answer
+// (default DefaultUnreachableBackoffCap), so owners resume soon after an
+// outage. It is an option of New's driver: NewReconciler refuses it.
+// d <= 0 panics.
 func WithUnreachableBackoffCap(d time.Duration) Option {
-	mustBePositive("WithUnreachableBackoffCap", d)
-	return func(c *config) { c.unreachableBackoffCap = d; c.driverOption("WithUnreachableBackoffCap") }
-}
-
-// WithNames sets the work queue's name (for metrics) and the event source
-// component. The defaults are the owner kind in lower case and
-// "<kind>-controller". It panics if either is empty.
-func WithNames(queue, component string) Option {
-	if queue == "" || component == "" {
-		panic(fmt.Sprintf("podset: WithNames: empty queue (%q) or component (%q) name", queue, component))
-	}
-	return func(c *config) { c.queueName, c.component = queue, component; c.driverOption("WithNames") }
+	return shared(syncloop.UnreachableBackoffCap("podset", d))
 }
 
 // SyncGuard fences one sync of the owner with the "namespace/name" key: it
@@ -260,10 +252,18 @@ func WithSyncGuard(g SyncGuard) Option {
 	return func(c *config) { c.syncGuard = g }
 }
 
+// shared makes an Option of set, one of the options shared with
+// childset define (internal/syncloop).
+func shared(set syncloop.Set) Option { return func(c *config) { set(&c.Options) } }
+
 // mustBePositive panics, as the With* option named opt must, if d is not a
 // positive duration.
-func mustBePositive(opt string, d time.Duration) {
-	if d <= 0 {
-		panic(fmt.Sprintf("podset: %s: the duration must be positive, not %v", opt, d))
-	}
+func mustBePositive(opt string, d time.Duration) { syncloop.MustBePositive("podset", opt, d) }
+
+// noEvents is the recorder of WithEventRecorder(nil): it records nothing.
+type noEvents struct{}
+
+func (noEvents) Event(runtime.Object, string, string, string)          {}
+func (noEvents) Eventf(runtime.Object, string, string, string, ...any) {}
+func (noEvents) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -45,7 +44,7 @@ type Reconciler[O metav1.Object] struct {
 	// unsure holds the pod creates and deletes whose outcome is unknown
 	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
 	unsure  *unsure.Registry[*v1.PodTemplateSpec]
-	guard   *consistency.Guard // nil when WithReadYourWrites(false)
+	guard   *consistency.Guard // nil when off (WithReadYourWrites(nil))
 	ownerGR schema.GroupResource
 
 	podIndexer   cache.Indexer
@@ -66,11 +65,12 @@ var podGroupResource = schema.GroupResource{Resource: "pods"}
 // The core writes pods through WithPodWriter's writer (or WithPodControl's
 // control) and records events to WithEventRecorder's recorder; without
 // either, NewReconciler panics. So it does on the options of New's driver
-// (WithDrainTimeout, WithMetricsProvider, WithUnreachableBackoffCap,
-// WithNames), which configure a queue and workers a host replaces with its
-// own; ignoring them would leave the caller believing they apply. WithWorkers
-// and WithStaleCachePoll are the host's to apply, through Workers and
-// StaleCachePoll. The error is for what the informers refuse.
+// (WithQueueName, WithEventSource, WithMetricsProvider, WithDrainTimeout,
+// WithUnreachableBackoffCap), which configure a queue and workers a host
+// replaces with its own: ignoring them would leave the caller believing
+// they apply. WithWorkers and WithStaleCachePoll are the host's to apply,
+// through Workers and StaleCachePoll. The error is for what the informers
+// refuse.
 func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Reconciler[O], error) {
 	var zero O
 	if _, ok := any(zero).(runtime.Object); !ok {
@@ -80,13 +80,12 @@ func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinforme
 	switch {
 	case cfg.podControl == nil && cfg.podWriter == nil:
 		panic("podset: NewReconciler: no pod writer; give WithPodWriter or WithPodControl")
-	case cfg.recorder == nil:
+	case !cfg.recorderSet:
 		panic("podset: NewReconciler: no event recorder; give WithEventRecorder")
-	case len(cfg.driverOptions) > 0 && !cfg.driven:
-		// Ignoring them would leave the caller believing they apply.
-		panic(fmt.Sprintf("podset: NewReconciler: %s configure New's driver, not the core; set the host's own equivalents",
-			strings.Join(cfg.driverOptions, ", ")))
+	case cfg.readYourWritesTTL > 0 && !cfg.ownGuard():
+		panic("podset: NewReconciler: WithReadYourWritesTTL sets the TTL of the guard podset builds, and WithReadYourWrites replaced it; give the TTL to consistency.NewGuard")
 	}
+	cfg.RefuseDriverOnly("podset")
 	gvk := kind.GroupVersionKind()
 	if gvk.Kind == "" {
 		return nil, errors.New("podset: the kind has an empty GroupVersionKind")
@@ -103,7 +102,8 @@ func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinforme
 	c.siblings, _ = kind.(SiblingLister[O])
 	c.scaleIn, _ = kind.(ScaleInKind[O])
 	podInf := podInformer.Informer()
-	if cfg.readYourWrites {
+	c.guard = cfg.guard
+	if cfg.ownGuard() {
 		c.guard = newGuard(cfg, logger, podInf, ownerInformer, c.ownerGR)
 	}
 	pc := cfg.podControl
@@ -126,11 +126,11 @@ func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinforme
 	// waiting for it then even if the pod control ignores its context.
 	c.podControl = deadlinePodControl{pc: pc, timeout: cfg.writeTimeout}
 	c.uidExp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
-		expectations.WithClock(cfg.clock),
+		expectations.WithClock(cfg.Clock),
 		expectations.WithLogger(logger),
 	))
 	c.expectations = c.uidExp
-	c.unsure = unsure.New[*v1.PodTemplateSpec](expectations.ExpectationsTimeout, cfg.clock)
+	c.unsure = unsure.New[*v1.PodTemplateSpec](expectations.ExpectationsTimeout, cfg.Clock)
 	if err := AddPodControllerIndexer(podInf); err != nil {
 		return nil, fmt.Errorf("podset: %w", err)
 	}
@@ -149,7 +149,7 @@ func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinforme
 // same Kubernetes release, so stores that report a version imply a registry
 // that knows the gate.
 func newGuard(cfg config, logger klog.Logger, podInf, ownerInf cache.SharedIndexInformer, ownerGR schema.GroupResource) *consistency.Guard {
-	opts := []consistency.Option{consistency.WithClock(cfg.clock), consistency.WithLogger(logger)}
+	opts := []consistency.Option{consistency.WithClock(cfg.Clock), consistency.WithLogger(logger)}
 	if cfg.readYourWritesTTL > 0 {
 		opts = append(opts, consistency.WithTTL(cfg.readYourWritesTTL))
 	}
@@ -169,12 +169,12 @@ func newGuard(cfg config, logger klog.Logger, podInf, ownerInf cache.SharedIndex
 
 // Workers is the number of owners synced at once (WithWorkers), for a host
 // that runs its own workers.
-func (c *Reconciler[O]) Workers() int { return c.cfg.workers }
+func (c *Reconciler[O]) Workers() int { return c.cfg.Workers }
 
 // StaleCachePoll is how soon an owner held by the read-your-writes guard
 // is to be looked at again (WithStaleCachePoll), for a host that applies
 // Reconcile's results itself.
-func (c *Reconciler[O]) StaleCachePoll() time.Duration { return c.cfg.staleCachePoll }
+func (c *Reconciler[O]) StaleCachePoll() time.Duration { return c.cfg.StaleCachePoll }
 
 // Expectations is the core's expectations cache, keyed by
 // expectations.OwnerKey. It is exposed for frameworks that observe pod

@@ -34,9 +34,15 @@ func TestNewReconcilerBuildsTheCoreAlone(t *testing.T) {
 	assert.PanicsWithValue(t, "podset: NewReconciler: no event recorder; give WithEventRecorder", func() {
 		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithPodControl(pc))
 	})
-	assert.PanicsWithValue(t, "podset: NewReconciler: WithNames, WithMetricsProvider configure New's driver, not the core; set the host's own equivalents", func() {
-		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithNames("q", "c"), WithMetricsProvider(nil))...)
+	assert.PanicsWithValue(t, "podset: NewReconciler: WithQueueName, WithMetricsProvider configure New's driver, not the core; set the host's own equivalents", func() {
+		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithQueueName("q"), WithMetricsProvider(nil))...)
 	})
+	assert.PanicsWithValue(t, "podset: NewReconciler: WithEventSource configure New's driver, not the core; set the host's own equivalents", func() {
+		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithEventSource("c"))...)
+	})
+	assert.Panics(t, func() {
+		_, _ = NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithReadYourWrites(nil), WithReadYourWritesTTL(time.Second))...)
+	}, "no guard of podset's own for the TTL to apply to")
 
 	r, err := NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, append(core, WithWorkers(3), WithStaleCachePoll(time.Minute))...)
 	require.NoError(t, err)

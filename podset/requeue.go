@@ -1,6 +1,6 @@
 package podset
 
-import "time"
+import "github.com/ctrlkit/ctrlkit/internal/syncloop"
 
 // Requeue defaults. Upstream requeues every unsuccessful sync through the
 // controller's exponential failure backoff; ctrlkit retries the two holds
@@ -9,8 +9,8 @@ import "time"
 const (
 	// DefaultStaleCachePoll is how often an owner held by the
 	// read-your-writes guard is looked at again.
-	DefaultStaleCachePoll = time.Second
+	DefaultStaleCachePoll = syncloop.DefaultStaleCachePoll
 	// DefaultUnreachableBackoffCap caps the retry delay after a sync failed
 	// because the API server could not be reached or could not answer.
-	DefaultUnreachableBackoffCap = 30 * time.Second
+	DefaultUnreachableBackoffCap = syncloop.DefaultUnreachableBackoffCap
 )

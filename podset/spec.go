@@ -64,7 +64,7 @@ func (c *Reconciler[O]) refuse(ctx context.Context, o O, key, expKey string, gua
 	}
 	in := StatusInput{
 		Active: active, Terminating: terminating, TerminatingReplicas: withTerminating, SpecErr: specErr,
-		Now: c.cfg.clock.Now(), templateLabels: templateLabels, minReadySeconds: c.kind.MinReadySeconds(o),
+		Now: c.cfg.Clock.Now(), templateLabels: templateLabels, minReadySeconds: c.kind.MinReadySeconds(o),
 	}
 	return c.writeStatus(ctx, o, key, expKey, guard, in)
 }

@@ -45,12 +45,12 @@ import (
 // With WithSyncGuard, the whole of it runs under the guard, or not at all.
 func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (childset.Result, error) {
 	logger := klog.FromContext(ctx)
-	start := c.cfg.clock.Now()
+	start := c.cfg.Clock.Now()
 	defer func() {
 		// Checked first so that, at the usual verbosity, the arguments are
 		// not evaluated and boxed on every sync.
 		if v := logger.V(4); v.Enabled() {
-			v.Info("Finished syncing", "kind", c.gvk.Kind, "key", key, "duration", c.cfg.clock.Since(start))
+			v.Info("Finished syncing", "kind", c.gvk.Kind, "key", key, "duration", c.cfg.Clock.Since(start))
 		}
 	}()
 	if g := c.cfg.syncGuard; g != nil {
@@ -159,7 +159,7 @@ func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (childset.Res
 			manageErr = c.resolveUnknown(ctx, o, expKey)
 		}
 	}
-	now := c.cfg.clock.Now()
+	now := c.cfg.Clock.Now()
 	in := StatusInput{
 		Active: active, Terminating: terminating, TerminatingReplicas: withTerminating,
 		ManageErr: manageErr, Now: now, minReadySeconds: minReadySeconds, templateLabels: templateLabels,
@@ -212,7 +212,7 @@ func (c *Reconciler[O]) untilExpiry(expKey string) time.Duration {
 	at := exp.Timestamp().Add(expectations.ExpectationsTimeout + time.Millisecond)
 	// A Result of 0 asks for nothing, so an expiry already past asks for
 	// the shortest delay instead.
-	return max(at.Sub(c.cfg.clock.Now()), time.Nanosecond)
+	return max(at.Sub(c.cfg.Clock.Now()), time.Nanosecond)
 }
 
 // claimPods sorts the owner's candidate pods (from podsForOwner) by phase and
@@ -374,5 +374,5 @@ func (c *Reconciler[O]) nextAvailabilityCheck(in StatusInput, active []*v1.Pod, 
 		// the last line of defence against skew.
 		return minReady, true
 	}
-	return max(earliest.Sub(c.cfg.clock.Now()), 0), true
+	return max(earliest.Sub(c.cfg.Clock.Now()), 0), true
 }

@@ -53,7 +53,7 @@ func newSimEnv(t *testing.T, replicas int32, verb string, answer error) *simEnv 
 	e.inf = informers.NewSharedInformerFactory(client, 0)
 	rsInf := e.inf.Apps().V1().ReplicaSets().Informer()
 	c, err := New(ctx, client, e.inf.Core().V1().Pods(), rsInf, Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()}),
-		WithEventRecorder(record.NewFakeRecorder(1000)), WithReadYourWrites(false))
+		WithEventRecorder(record.NewFakeRecorder(1000)), WithReadYourWrites(nil))
 	require.NoError(t, err)
 	e.c = c
 	e.rs = newRS("web", replicas, fooBar)

@@ -47,7 +47,7 @@ func WithControllerOptions(opts controller.Options) Option {
 // WithChildSetOptions passes options to the core (childset.WithIndexedNames,
 // WithBurstReplicas, WithDeletionOrder, ...). They apply after the ones
 // SetupWithManager sets (the manager's event recorder), so a
-// childset.WithEventRecorder given here wins. childset.WithWorkers sets the
+// childset.WithEventRecorder given here wins (nil: no events). childset.WithWorkers sets the
 // reconciles run at once unless WithControllerOptions does, and
 // childset.WithStaleCachePoll the poll of an owner held by the
 // read-your-writes guard. The options of childset's own driver

@@ -70,7 +70,7 @@ func (b *Builder[O]) WithControllerOptions(o controller.Options) *Builder[O] {
 // WithOptions adds podset options (workers, burst, feature gates, ...).
 // They apply after the builder's own, so a WithEventRecorder or
 // WithPodWriter given here wins. The options of podset's own driver
-// (WithNames, WithMetricsProvider, WithDrainTimeout,
+// (WithQueueName, WithEventSource, WithMetricsProvider, WithDrainTimeout,
 // WithUnreachableBackoffCap) make Complete panic, as podset.NewReconciler
 // does: controller-runtime's controller has its own (Named,
 // WithControllerOptions).

@@ -137,7 +137,7 @@ func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
 	group := newGroup("web", 3)
 	// The status goes to a store the owner informer never reads, which
 	// the guard would wait for forever (the next test).
-	c, cluster, podCache := podGroupRig(t, ctx, group, podset.WithReadYourWrites(false))
+	c, cluster, podCache := podGroupRig(t, ctx, group, podset.WithReadYourWrites(nil))
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "web"}}
 	res, err := c.Reconcile(ctx, req)
 	require.NoError(t, err)

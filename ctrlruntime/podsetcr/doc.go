@@ -40,7 +40,7 @@
 // selectors instead. A podset option given an impossible value panics where
 // it is built (podset's convention), and so does Complete when given an
 // option of podset's own driver, which controller-runtime's replaces
-// (WithNames, WithMetricsProvider, WithDrainTimeout,
+// (WithQueueName, WithEventSource, WithMetricsProvider, WithDrainTimeout,
 // WithUnreachableBackoffCap); what the cache refuses is reported by
 // Complete.
 package podsetcr

@@ -54,7 +54,7 @@ func NewReplicaSetController(ctx context.Context, client kubernetes.Interface, p
 	if err != nil {
 		return nil, err
 	}
-	opts = append([]Option{podset.WithNames("replicaset", "replicaset-controller")}, opts...)
+	opts = append([]Option{podset.WithQueueName("replicaset"), podset.WithEventSource("replicaset-controller")}, opts...)
 	c, err := podset.New(ctx, client, podInformer, rsInformer.Informer(), kind, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
@@ -65,15 +65,18 @@ func NewReplicaSetController(ctx context.Context, client kubernetes.Interface, p
 // NewReplicationManager returns a controller for core/v1
 // ReplicationControllers, running the same core as NewReplicaSetController.
 // As upstream's ReplicationManager, it has no read-your-writes guard unless
-// podset.WithReadYourWrites(true) is given, and never writes terminatingReplicas.
+// podset.WithReadYourWrites is given one (over the pod and
+// ReplicationController informers' stores), and never writes
+// terminatingReplicas.
 func NewReplicationManager(ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, rcInformer coreinformers.ReplicationControllerInformer, opts ...Option) (*Controller, error) {
 	kind, err := NewReplicationControllerKind(client, rcInformer)
 	if err != nil {
 		return nil, err
 	}
 	opts = append([]Option{
-		podset.WithNames("replicationmanager", "replication-controller"),
-		podset.WithReadYourWrites(false),
+		podset.WithQueueName("replicationmanager"),
+		podset.WithEventSource("replication-controller"),
+		podset.WithReadYourWrites(nil),
 	}, opts...)
 	c, err := podset.New(ctx, client, podInformer, rcInformer.Informer(), kind, opts...)
 	if err != nil {

@@ -143,7 +143,8 @@ func TestConstructorOptionsMisuse(t *testing.T) {
 	} {
 		assert.Contains(t, panicValue(build), "podset: "+name+": ", name)
 	}
-	// Nil hooks keep the defaults: the constructor succeeds.
+	// Nil hooks are taken: the constructor succeeds (a nil recorder
+	// records no events; the others keep the defaults).
 	for name, opt := range map[string]Option{
 		"recorder": podset.WithEventRecorder(nil), "metrics": podset.WithMetricsProvider(nil), "pod control": podset.WithPodControl(nil),
 		"reporter": podset.WithScaleDownReporter(nil), "gates": podset.WithFeatureGates(nil), "nil option": nil,
