@@ -1,6 +1,7 @@
 package podranking
 
 import (
+	"github.com/ctrlkit/ctrlkit/internal/partialsort"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -114,7 +115,7 @@ func (s ActivePodsWithRanks) policy() policy {
 	return newPolicy(s.Now.Time, s.DisableDeletionCost, s.DisableLogarithmicScaleDown, false)
 }
 
-func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, keys []key, order []sortEntry) *Ranking {
+func (s ActivePodsWithRanks) prepare(pods []*v1.Pod, ranks []int, keys []key, order []partialsort.Entry) *Ranking {
 	return defaultSelector.prepare(pods, func(i int, _ *v1.Pod) int {
 		if i < len(ranks) {
 			return ranks[i]

@@ -1,6 +1,7 @@
 package podranking
 
 import (
+	"github.com/ctrlkit/ctrlkit/internal/partialsort"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -103,7 +104,7 @@ func (m *Memo) end() {
 // rankMemo is rank with the facts of the pods from m: each node of a pod of
 // filtered gets a slot, each pod's key holds its slot until the active
 // related pods on its node are counted, as countOnNodes counts them.
-func (s *Selector) rankMemo(m *Memo, filtered, related []*v1.Pod, pol policy, keys []key, order []sortEntry) *Ranking {
+func (s *Selector) rankMemo(m *Memo, filtered, related []*v1.Pod, pol policy, keys []key, order []partialsort.Entry) *Ranking {
 	r := &Ranking{pods: filtered, related: related, sel: s, pol: pol, keys: keys}
 	if cap(m.slots) < len(m.nodes) {
 		m.slots = make([]int32, len(m.nodes), 2*len(m.nodes))
@@ -186,5 +187,5 @@ func (s *Selector) PodsToDeleteMemo(m *Memo, filteredPods, relatedPods []*v1.Pod
 // next.
 func (s *Selector) RankMemo(m *Memo, filteredPods, relatedPods []*v1.Pod) *Ranking {
 	n := len(filteredPods)
-	return s.rankMemo(m, filteredPods, relatedPods, s.cfg.policy(), make([]key, n), make([]sortEntry, n))
+	return s.rankMemo(m, filteredPods, relatedPods, s.cfg.policy(), make([]key, n), make([]partialsort.Entry, n))
 }

@@ -3,6 +3,7 @@ package podranking
 import (
 	"cmp"
 	"fmt"
+	"github.com/ctrlkit/ctrlkit/internal/partialsort"
 	"slices"
 	"sort" //nolint:depguard // upstream's answer is what sort.Sort makes of its Less and Swap, so only sort.Sort itself reproduces it
 	"sync"
@@ -25,9 +26,9 @@ type Ranking struct {
 	scores  []int64 // ranker r's score of input position i is scores[r*n+i]
 
 	mu sync.Mutex
-	// sorter.order holds input positions in deletion order; its first
+	// sorter.Order holds input positions in deletion order; its first
 	// sorted positions are final.
-	sorter partialSort
+	sorter partialsort.Sorter
 	sorted int
 
 	indexOnce sync.Once
@@ -41,12 +42,12 @@ type Ranking struct {
 // need it.
 func (s *Selector) Rank(filteredPods, relatedPods []*v1.Pod) *Ranking {
 	n := len(filteredPods)
-	return s.rank(filteredPods, relatedPods, s.cfg.policy(), make([]key, n), make([]sortEntry, n))
+	return s.rank(filteredPods, relatedPods, s.cfg.policy(), make([]key, n), make([]partialsort.Entry, n))
 }
 
 // rank extracts the keys of filteredPods into keys, unsorted. A key's rank
 // holds its node's slot until the related pods are counted.
-func (s *Selector) rank(filteredPods, relatedPods []*v1.Pod, pol policy, keys []key, order []sortEntry) *Ranking {
+func (s *Selector) rank(filteredPods, relatedPods []*v1.Pod, pol policy, keys []key, order []partialsort.Entry) *Ranking {
 	r := &Ranking{pods: filteredPods, related: relatedPods, sel: s, pol: pol, keys: keys}
 	counts := countOnNodes(filteredPods, relatedPods, func(i int, p *v1.Pod, slot int32) {
 		r.pol.makeKey(&keys[i], p, int(slot), i)
@@ -65,7 +66,7 @@ func (s *Selector) rank(filteredPods, relatedPods []*v1.Pod, pol policy, keys []
 // thousands of pods are large, and fresh memory costs a fifth of a ranking.
 type rankBuffers struct {
 	keys  []key
-	order []sortEntry
+	order []partialsort.Entry
 }
 
 var bufferPool sync.Pool
@@ -75,7 +76,7 @@ func getBuffers(n int) *rankBuffers {
 		b.keys, b.order = b.keys[:n], b.order[:n]
 		return b
 	}
-	return &rankBuffers{keys: make([]key, n), order: make([]sortEntry, n)}
+	return &rankBuffers{keys: make([]key, n), order: make([]partialsort.Entry, n)}
 }
 
 func putBuffers(b *rankBuffers) {
@@ -85,7 +86,7 @@ func putBuffers(b *rankBuffers) {
 
 // prepare extracts the keys into keys with the ranks rankOf gives, and
 // finishes the ranking.
-func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, pol policy, keys []key, order []sortEntry) *Ranking {
+func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, pol policy, keys []key, order []partialsort.Entry) *Ranking {
 	r := &Ranking{pods: pods, sel: s, pol: pol, keys: keys}
 	for i, p := range pods {
 		rank := 0
@@ -101,7 +102,7 @@ func (s *Selector) prepare(pods []*v1.Pod, rankOf func(i int, p *v1.Pod) int, po
 // finish assigns instant classes when the policy asks for them, runs the
 // extension rankers, and fills order, when not nil, with the input order,
 // ready to be sorted.
-func (s *Selector) finish(r *Ranking, order []sortEntry) {
+func (s *Selector) finish(r *Ranking, order []partialsort.Entry) {
 	if r.pol.consistentTies && r.pol.logScale {
 		// The classes group the creation times of every pod.
 		for i := range r.keys {
@@ -116,7 +117,7 @@ func (s *Selector) finish(r *Ranking, order []sortEntry) {
 	for i := range order {
 		order[i] = entryOf(&r.keys[i], i)
 	}
-	r.sorter = partialSort{keys: r.keys, order: order, pol: &r.pol}
+	r.sorter = partialsort.Sorter{Order: order, Tie: r.tie}
 }
 
 // Len is the number of pods ranked.
@@ -156,7 +157,7 @@ func (r *Ranking) At(i int) *v1.Pod {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sortTo(i + 1)
-	return r.keys[r.sorter.order[i].pos].pod
+	return r.keys[r.sorter.Order[i].Pos].pod
 }
 
 func (r *Ranking) first(n int) []*v1.Pod {
@@ -164,14 +165,14 @@ func (r *Ranking) first(n int) []*v1.Pod {
 		return nil
 	}
 	out := make([]*v1.Pod, n)
-	for i, e := range r.sorter.order[:n] {
-		out[i] = r.keys[e.pos].pod
+	for i, e := range r.sorter.Order[:n] {
+		out[i] = r.keys[e.Pos].pod
 	}
 	return out
 }
 
 // sortTo makes the first m positions of the deletion order final; the
-// caller holds mu or owns r. For upstream's relation it is partialSort,
+// caller holds mu or owns r. For upstream's relation it is partialsort.Sorter,
 // which makes exactly sort.Sort's decisions for those positions over keys
 // whose Less is upstream's Less: sort.Sort on upstream's
 // ActivePodsWithRanks makes the same calls with the same answers, so the
@@ -183,18 +184,18 @@ func (r *Ranking) sortTo(m int) {
 	if m <= r.sorted {
 		return
 	}
-	order := r.sorter.order
+	order := r.sorter.Order
 	switch {
 	case r.pol.consistentTies:
-		slices.SortFunc(order, func(a, b sortEntry) int {
-			if c := r.compare(&r.keys[a.pos], &r.keys[b.pos]); c != 0 {
+		slices.SortFunc(order, func(a, b partialsort.Entry) int {
+			if c := r.compare(&r.keys[a.Pos], &r.keys[b.Pos]); c != 0 {
 				return c
 			}
-			return cmp.Compare(a.pos, b.pos)
+			return cmp.Compare(a.Pos, b.Pos)
 		})
 		r.sorted = len(order)
 	case len(r.sel.rankers) == 0:
-		r.sorter.sortPrefix(m)
+		r.sorter.SortPrefix(m)
 		r.sorted = m
 	default:
 		sort.Sort(byStages{r})
@@ -205,14 +206,14 @@ func (r *Ranking) sortTo(m int) {
 // byStages sorts the order by the rankers and the built-in rules.
 type byStages struct{ r *Ranking }
 
-func (s byStages) Len() int { return len(s.r.sorter.order) }
+func (s byStages) Len() int { return len(s.r.sorter.Order) }
 func (s byStages) Swap(i, j int) {
-	o := s.r.sorter.order
+	o := s.r.sorter.Order
 	o[i], o[j] = o[j], o[i]
 }
 func (s byStages) Less(i, j int) bool {
-	o := s.r.sorter.order
-	return s.r.compare(&s.r.keys[o[i].pos], &s.r.keys[o[j].pos]) < 0
+	o := s.r.sorter.Order
+	return s.r.compare(&s.r.keys[o[i].Pos], &s.r.keys[o[j].Pos]) < 0
 }
 
 // compare orders two keys by every stage.

@@ -1,4 +1,4 @@
-package podranking
+package partialsort
 
 import (
 	"math/rand/v2"
@@ -25,23 +25,21 @@ func (s tableSorter) Len() int           { return len(s.items) }
 func (s tableSorter) Swap(i, j int)      { s.items[i], s.items[j] = s.items[j], s.items[i] }
 func (s tableSorter) Less(i, j int) bool { return s.less(s.items[i], s.items[j]) }
 
-// newRelationSort is a partialSort over n keys equal in rules 1 to 5, so
+// newRelationSort is a Sorter over the items of c with equal Primary, so
 // that every comparison is decided by the relation.
-func newRelationSort(c relationCase) *partialSort {
-	keys := make([]key, len(c.input))
-	order := make([]sortEntry, len(c.input))
+func newRelationSort(c relationCase) *Sorter {
+	order := make([]Entry, len(c.input))
 	for i, item := range c.input {
-		keys[item].idx = item
-		order[i] = entryOf(&keys[item], int(item))
+		order[i] = Entry{Pos: item}
 	}
-	return &partialSort{keys: keys, order: order, relation: c.less}
+	return &Sorter{Order: order, Tie: c.less}
 }
 
 // positions lists the items of entries.
-func positions(entries []sortEntry) []int32 {
+func positions(entries []Entry) []int32 {
 	out := make([]int32, len(entries))
 	for i, e := range entries {
-		out[i] = e.pos
+		out[i] = e.Pos
 	}
 	return out
 }
@@ -188,11 +186,11 @@ func shiftBelowStartCase() relationCase {
 	return relationCase{"shift-below-start", less, in}
 }
 
-// TestPartialSortMatchesSortSort pins partialSort to sort.Sort: for every k
+// TestSortPrefixMatchesSortSort pins Sorter to sort.Sort: for every k
 // the first k positions hold the same items in the same order as after
 // sort.Sort, on relations that are not orders at all. A Go release whose
 // sort.Sort decides differently fails here.
-func TestPartialSortMatchesSortSort(t *testing.T) {
+func TestSortPrefixMatchesSortSort(t *testing.T) {
 	r := newRand(20261125)
 	sizes := []int{0, 1, 2, 3, 12, 13, 49, 50, 51, 89, 233, 300}
 	random := 40
@@ -213,8 +211,8 @@ func TestPartialSortMatchesSortSort(t *testing.T) {
 			sort.Sort(tableSorter{items: want, less: c.less})
 			for k := 0; k <= n; k++ {
 				s := newRelationSort(c)
-				s.sortPrefix(k)
-				if got := positions(s.order[:k]); !slices.Equal(got, want[:k]) {
+				s.SortPrefix(k)
+				if got := positions(s.Order[:k]); !slices.Equal(got, want[:k]) {
 					t.Fatalf("%s n=%d k=%d: partial sort %v, sort.Sort %v", c.name, n, k, got, want[:k])
 				}
 			}
@@ -222,9 +220,9 @@ func TestPartialSortMatchesSortSort(t *testing.T) {
 	}
 }
 
-// TestPartialSortResumes checks that a larger k after a smaller one resumes
+// TestSortPrefixResumes checks that a larger k after a smaller one resumes
 // the skipped segments and still ends as sort.Sort does.
-func TestPartialSortResumes(t *testing.T) {
+func TestSortPrefixResumes(t *testing.T) {
 	r := newRand(7)
 	rounds := 30
 	if raceEnabled {
@@ -237,15 +235,56 @@ func TestPartialSortResumes(t *testing.T) {
 			sort.Sort(tableSorter{items: want, less: c.less})
 			s := newRelationSort(c)
 			for k := 0; k <= n; k += 1 + r.IntN(max(1, n/5)) {
-				s.sortPrefix(k)
-				if got := positions(s.order[:k]); !slices.Equal(got, want[:k]) {
+				s.SortPrefix(k)
+				if got := positions(s.Order[:k]); !slices.Equal(got, want[:k]) {
 					t.Fatalf("%s n=%d: after resuming to k=%d: %v, sort.Sort %v", c.name, n, k, got, want[:k])
 				}
 			}
-			s.sortPrefix(n)
-			if got := positions(s.order); !slices.Equal(got, want) {
+			s.SortPrefix(n)
+			if got := positions(s.Order); !slices.Equal(got, want) {
 				t.Fatalf("%s n=%d: resumed to the end: %v, sort.Sort %v", c.name, n, got, want)
 			}
 		}
 	}
 }
+
+// TestSortPrefixWithPrimaryMatchesSortSort is TestSortPrefixMatchesSortSort
+// with the entries' Primary in play: a few classes of Primary, the relation
+// deciding within a class, so that comparisons are decided both by the
+// inlined Primary test and by Tie.
+func TestSortPrefixWithPrimaryMatchesSortSort(t *testing.T) {
+	r := newRand(20261129)
+	rounds := 20
+	if raceEnabled {
+		rounds = 3
+	}
+	for range rounds {
+		n := r.IntN(301)
+		primary := make([]uint64, n)
+		classes := 1 + r.IntN(6)
+		for i := range primary {
+			primary[i] = uint64(r.IntN(classes))
+		}
+		for _, c := range relationCases(r, n) {
+			want := slices.Clone(c.input)
+			sort.Sort(tableSorter{items: want, less: func(a, b int32) bool {
+				if primary[a] != primary[b] {
+					return primary[a] < primary[b]
+				}
+				return c.less(a, b)
+			}})
+			for k := 0; k <= n; k += 1 + r.IntN(max(1, n/10)) {
+				s := newRelationSort(c)
+				for i := range s.Order {
+					s.Order[i].Primary = primary[s.Order[i].Pos]
+				}
+				s.SortPrefix(k)
+				if got := positions(s.Order[:k]); !slices.Equal(got, want[:k]) {
+					t.Fatalf("%s n=%d k=%d: partial sort %v, sort.Sort %v", c.name, n, k, got, want[:k])
+				}
+			}
+		}
+	}
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }

@@ -1,23 +1,25 @@
-package podranking
-
-import "math/bits"
-
-// This file is Go's sort.Sort (the pattern-defeating quicksort of the sort
-// package, Go 1.19 and later) run only as far as the first k positions
-// need. Upstream sorts every pod with sort.Sort and keeps the first diff;
-// its Less is not a total order (pods ready in one second next to pods of
+// Package partialsort is Go's sort.Sort (the pattern-defeating quicksort
+// of the sort package, Go 1.19 and later) run only as far as the first k
+// positions need, over entries whose order is mostly one integer. The set
+// cores pick the children to delete first with it: podranking because
+// upstream's pod order is not a total order, so only sort.Sort's own
+// decisions give upstream's answer, and childset because, its order being
+// total, the first k of a sort are the first k of this one at a fraction
+// of the comparisons.
+//
+// Upstream sorts every pod with sort.Sort and keeps the first diff; its
+// Less is not a total order (pods ready in one second next to pods of
 // another second of the same log2 bucket, or restarts against UID order,
 // make ties and cycles), so which pods come first depends on the exact
 // sequence of comparisons. A heap, a quickselect or a stable sort would
-// answer differently on such inputs; only sort.Sort's own decisions give
-// upstream's answer. partialSort therefore makes exactly sort.Sort's
-// decisions: the same insertion sort below 13 elements, the same pivots
-// (static, median of three, Tukey's ninther) with the same swap counting
-// and sortedness hints, the same partial insertion sort, the same
+// answer differently on such inputs. Sorter therefore makes exactly
+// sort.Sort's decisions: the same insertion sort below 13 elements, the
+// same pivots (static, median of three, Tukey's ninther) with the same swap
+// counting and sortedness hints, the same partial insertion sort, the same
 // pattern breaking with the xorshift generator seeded by the length, the
 // same heapsort fallback once bits.Len(n) unbalanced partitions are spent,
 // the same equal-element partition, and the same wasBalanced and
-// wasPartitioned bookkeeping. TestPartialSortMatchesSortSort pins it to the
+// wasPartitioned bookkeeping. TestSortPrefixMatchesSortSort pins it to the
 // sort package of the Go release that builds it, for every k, on arbitrary
 // relations; a release that changes sort.Sort fails that test.
 //
@@ -38,14 +40,17 @@ import "math/bits"
 //
 // Because a skipped segment's range is read and written by no other
 // segment, sort.Sort would have processed it from exactly the state it is
-// in when skipped. partialSort keeps skipped segments with their loop
-// state, so a later call for a larger k resumes them and still makes
-// sort.Sort's decisions.
+// in when skipped. Sorter keeps skipped segments with their loop state, so
+// a later call for a larger k resumes them and still makes sort.Sort's
+// decisions.
 //
-// It sorts a permutation of positions into keys, not the keys themselves:
-// an entry is the position and rules 1 to 5 packed into one integer, so
-// swaps move 16 bytes, most comparisons read nothing else, and the keys
-// stay in input order for explanations and rankers.
+// It sorts a permutation of positions, not the caller's keys: an entry is
+// the position and the leading rules of its key packed into one integer,
+// so swaps move 16 bytes, most comparisons read nothing else, and the keys
+// stay in input order.
+package partialsort
+
+import "math/bits"
 
 // insertionSortMax is sort.Sort's threshold: ranges of at most this many
 // elements are insertion sorted.
@@ -58,52 +63,34 @@ type pdqSegment struct {
 	wasBalanced, wasPartitioned bool
 }
 
-// sortEntry is one element of the sorted permutation: the input position of
-// a key and rules 1 to 5 of it packed into one integer, so that most
-// comparisons read neither the key nor another cache line.
-type sortEntry struct {
-	primary uint64
-	pos     int32
+// Entry is one element of the sorted permutation: the input position of a
+// key and the leading rules of the key packed into one integer, so that
+// most comparisons read neither the key nor another cache line.
+type Entry struct {
+	// Primary orders entries: the smaller goes first. Entries of equal
+	// Primary are ordered by the Sorter's Tie.
+	Primary uint64
+	Pos     int32
 }
 
-// Rules 1 to 4 are key.head, in the high bits of primary; rule 5, the
-// higher rank first, is the low rankBits bits, rankField(rank). Ranks
-// outside [0, maxPackedRank] share the field of the nearest end and are
-// told apart by lessTail.
-const (
-	rankBits      = 64 - headBits
-	maxPackedRank = 1<<rankBits - 2
-)
-
-// rankField maps rank onto [0, 2^rankBits), decreasing, so that a higher
-// rank packs smaller.
-func rankField(rank int) uint64 {
-	return uint64(maxPackedRank - min(max(rank, -1), maxPackedRank))
-}
-
-// entryOf packs the key at input position pos.
-func entryOf(k *key, pos int) sortEntry {
-	return sortEntry{primary: k.head<<rankBits | rankField(k.rank), pos: int32(pos)}
-}
-
-// partialSort sorts order, a permutation of positions into keys, by
-// upstream's Less on the keys.
-type partialSort struct {
-	keys  []key
-	order []sortEntry
-	pol   *policy
+// Sorter sorts Order, a permutation of positions into the caller's keys,
+// by Less: the smaller Primary first, and Tie between equal ones.
+type Sorter struct {
+	Order []Entry
+	// Tie is Less for the keys at positions a and b, whose Primary is
+	// equal. It need not be an order: the sort makes sort.Sort's decisions
+	// on any relation.
+	Tie func(a, b int32) bool
 	// pending holds the segments skipped so far; started is set once the
 	// whole range was queued.
 	pending []pdqSegment
 	started bool
-	// relation, when set, replaces the rules for keys equal in rules 1 to
-	// 5: the tests drive the sort with arbitrary relations through it.
-	relation func(a, b int32) bool
 }
 
-// sortPrefix makes order[:k] what sort.Sort would leave there.
-func (s *partialSort) sortPrefix(k int) {
-	n := len(s.order)
+// SortPrefix makes Order[:k] what sort.Sort would leave there. A later
+// call with a larger k resumes where this one stopped.
+func (s *Sorter) SortPrefix(k int) {
+	n := len(s.Order)
 	if !s.started {
 		s.started = true
 		if n <= 1 {
@@ -124,39 +111,22 @@ func (s *partialSort) sortPrefix(k int) {
 	}
 }
 
-// less is upstream's Less on the keys at positions i and j of order. Rules
-// 1 to 5 are one integer comparison, inlined here.
-func (s *partialSort) less(i, j int) bool {
-	if pa, pb := s.order[i].primary, s.order[j].primary; pa != pb {
+// less is Less on the keys at positions i and j of Order. The Primary
+// comparison, which decides most, is inlined here.
+func (s *Sorter) less(i, j int) bool {
+	if pa, pb := s.Order[i].Primary, s.Order[j].Primary; pa != pb {
 		return pa < pb
 	}
-	return s.lessTail(i, j)
+	return s.Tie(s.Order[i].Pos, s.Order[j].Pos)
 }
 
-// lessTail is Less for the keys at positions i and j of order, whose
-// packed rules 1 to 5 are equal.
-func (s *partialSort) lessTail(i, j int) bool {
-	a, b := &s.keys[s.order[i].pos], &s.keys[s.order[j].pos]
-	if a.rank != b.rank {
-		return a.rank > b.rank // ranks beyond the packed range
-	}
-	if s.relation != nil {
-		return s.relation(a.idx, b.idx)
-	}
-	if a.head&headNilBit != 0 {
-		return false // two nil pods are equivalent
-	}
-	_, c := s.pol.compareTimesAndRestarts(a, b)
-	return c < 0
-}
-
-func (s *partialSort) swap(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] }
+func (s *Sorter) swap(i, j int) { s.Order[i], s.Order[j] = s.Order[j], s.Order[i] }
 
 // pdqsort is sort.Sort's pdqsort loop on g, skipping every segment whose
 // writes lie at or beyond k (see the file comment). The nearest real pivot
 // left of the loop's range is tracked in pivotLeft (-1: none), so that the
 // range is skipped when pivotLeft+1 >= k.
-func (s *partialSort) pdqsort(g pdqSegment, k int) {
+func (s *Sorter) pdqsort(g pdqSegment, k int) {
 	a, b, limit := g.a, g.b, g.limit
 	wasBalanced, wasPartitioned := g.wasBalanced, g.wasPartitioned
 	// A queued segment always starts right of a real pivot, or at 0.
@@ -212,7 +182,7 @@ func (s *partialSort) pdqsort(g pdqSegment, k int) {
 
 // pdqsortFresh is sort.Sort's recursive call on [a, b), which starts with
 // fresh balance and partition flags.
-func (s *partialSort) pdqsortFresh(a, b, limit, pivotLeft, k int) {
+func (s *Sorter) pdqsortFresh(a, b, limit, pivotLeft, k int) {
 	if pivotLeft+1 >= k {
 		s.pending = append(s.pending, pdqSegment{a, b, limit, true, true})
 		return
@@ -220,7 +190,7 @@ func (s *partialSort) pdqsortFresh(a, b, limit, pivotLeft, k int) {
 	s.pdqsort(pdqSegment{a, b, limit, true, true}, k)
 }
 
-func (s *partialSort) insertionSort(a, b int) {
+func (s *Sorter) insertionSort(a, b int) {
 	for i := a + 1; i < b; i++ {
 		for j := i; j > a && s.less(j, j-1); j-- {
 			s.swap(j, j-1)
@@ -229,7 +199,7 @@ func (s *partialSort) insertionSort(a, b int) {
 }
 
 // siftDown restores the max-heap of [lo, hi) rooted at lo, offset by first.
-func (s *partialSort) siftDown(lo, hi, first int) {
+func (s *Sorter) siftDown(lo, hi, first int) {
 	root := lo
 	for {
 		child := 2*root + 1
@@ -247,7 +217,7 @@ func (s *partialSort) siftDown(lo, hi, first int) {
 	}
 }
 
-func (s *partialSort) heapSort(a, b int) {
+func (s *Sorter) heapSort(a, b int) {
 	n := b - a
 	for i := (n - 1) / 2; i >= 0; i-- {
 		s.siftDown(i, n, a)
@@ -260,7 +230,7 @@ func (s *partialSort) heapSort(a, b int) {
 
 // partition moves the elements less than the pivot left of it and the rest
 // right of it, and reports whether nothing had to move.
-func (s *partialSort) partition(a, b, pivot int) (int, bool) {
+func (s *Sorter) partition(a, b, pivot int) (int, bool) {
 	s.swap(a, pivot)
 	i, j := a+1, b-1
 	for i <= j && s.less(i, a) {
@@ -296,7 +266,7 @@ func (s *partialSort) partition(a, b, pivot int) (int, bool) {
 
 // partitionEqual moves the elements not greater than the pivot to the front
 // and returns where the greater ones start.
-func (s *partialSort) partitionEqual(a, b, pivot int) int {
+func (s *Sorter) partitionEqual(a, b, pivot int) int {
 	s.swap(a, pivot)
 	i, j := a+1, b-1
 	for {
@@ -318,7 +288,7 @@ func (s *partialSort) partitionEqual(a, b, pivot int) int {
 // partialInsertionSort fixes up to five adjacent inversions in ranges of 50
 // or more and reports whether [a, b) ended sorted. Its left shift runs down
 // to position 1, as sort.Sort's does.
-func (s *partialSort) partialInsertionSort(a, b int) bool {
+func (s *Sorter) partialInsertionSort(a, b int) bool {
 	const (
 		maxSteps         = 5
 		shortestShifting = 50
@@ -351,7 +321,7 @@ func (s *partialSort) partialInsertionSort(a, b int) bool {
 
 // breakPatterns swaps three elements around the middle of [a, b) with
 // positions from an xorshift generator seeded by the length.
-func (s *partialSort) breakPatterns(a, b int) {
+func (s *Sorter) breakPatterns(a, b int) {
 	length := b - a
 	if length < 8 {
 		return
@@ -381,7 +351,7 @@ const (
 // the median of three below 50, else Tukey's ninther; the number of swaps
 // the medians made hints at an increasing (none) or decreasing (all)
 // range.
-func (s *partialSort) choosePivot(a, b int) (int, int) {
+func (s *Sorter) choosePivot(a, b int) (int, int) {
 	const (
 		shortestNinther = 50
 		maxSwaps        = 4 * 3
@@ -409,7 +379,7 @@ func (s *partialSort) choosePivot(a, b int) (int, int) {
 
 // order2 returns x and y ordered so that y is not less than x, counting a
 // swap when it had to exchange them.
-func (s *partialSort) order2(x, y int, swaps *int) (int, int) {
+func (s *Sorter) order2(x, y int, swaps *int) (int, int) {
 	if s.less(y, x) {
 		*swaps++
 		return y, x
@@ -418,14 +388,14 @@ func (s *partialSort) order2(x, y int, swaps *int) (int, int) {
 }
 
 // median returns the middle one of x, y and z by three order2 steps.
-func (s *partialSort) median(x, y, z int, swaps *int) int {
+func (s *Sorter) median(x, y, z int, swaps *int) int {
 	x, y = s.order2(x, y, swaps)
 	y, _ = s.order2(y, z, swaps)
 	_, y = s.order2(x, y, swaps)
 	return y
 }
 
-func (s *partialSort) reverse(a, b int) {
+func (s *Sorter) reverse(a, b int) {
 	for i, j := a, b-1; i < j; i, j = i+1, j-1 {
 		s.swap(i, j)
 	}

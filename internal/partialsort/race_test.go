@@ -1,6 +1,6 @@
 //go:build race
 
-package podranking
+package partialsort
 
 // raceEnabled shrinks the exhaustive tests under the race detector, which
 // slows comparisons tenfold.

@@ -1,5 +1,5 @@
 //go:build !race
 
-package podranking
+package partialsort
 
 const raceEnabled = false
