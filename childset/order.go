@@ -2,10 +2,12 @@ package childset
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/ctrlkit/ctrlkit/internal/partialsort"
 	"github.com/ctrlkit/ctrlkit/podranking"
 )
 
@@ -100,11 +102,12 @@ func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, named map
 }
 
 // deletionOrder is inDeletionOrder as positions in children. The default
-// order is total once the input position breaks ties, so any exact
-// selection of its keys gives a stable sort's answer: the first k are
-// chosen with a bounded heap over the keys, in place (n log k instead of a
-// sort's n log n), then sorted. A WithDeletionOrder order is the caller's
-// function and is sorted stably as given.
+// order is total once the input position breaks ties, so the first k of
+// any exact sort are a stable sort's: each child's key is read once and
+// packed (deletionEntries), and partialsort sorts only as far as the first
+// k need, a few passes over n entries of 16 bytes instead of a sort of all
+// of them. A WithDeletionOrder order is the caller's function and is
+// sorted stably as given.
 func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, named map[string]bool, k int) []int {
 	k = max(0, min(k, len(children)))
 	if r.order != nil {
@@ -120,59 +123,63 @@ func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, named map[s
 		})
 		return order[:k:k]
 	}
-	keys := make(deletionKeys, len(children))
-	for i, c := range children {
-		keys[i] = deletionKeyOf(c, ready[i], named[c.GetName()], i)
-	}
-	if k > 0 && k < len(keys) {
-		first := keys[:k]
-		first.heapify()
-		for i := k; i < len(keys); i++ {
-			if keys[i].compare(&first[0]) < 0 {
-				first[0] = keys[i]
-				first.siftDown(0)
-			}
-		}
-	}
-	keys = keys[:k]
-	slices.SortFunc(keys, func(a, b deletionKey) int { return a.compare(&b) })
+	s := deletionEntries(children, ready, named)
+	s.SortPrefix(k)
 	order := make([]int, k)
-	for i := range keys {
-		order[i] = keys[i].pos
+	for i, e := range s.Order[:k] {
+		order[i] = int(e.Pos)
 	}
 	return order
 }
 
-// deletionKeys is a max-heap of keys: its root is the last in deletion
-// order, the first to give way to a key that goes before it. It is written
-// out rather than driven through container/heap: a scale-down of 10,000
-// children fixes the heap thousands of times, and the interface's indirect
-// calls were a tenth of the sync.
-type deletionKeys []deletionKey
+// The packed default order: Primary holds, from the high bits, named
+// first, not ready first, the cost (lower first) and the creation second
+// (newer first) counted back from the newest child's, so that most
+// comparisons are one integer's. A second count past createdMax, which
+// only children more than 34 years apart reach, shares the field with
+// every older one; the tie-break compares their full times.
+const (
+	namedShift   = 63
+	readyShift   = 62
+	costShift    = 30
+	createdMax   = 1<<costShift - 1
+	costSignFlip = 1 << 31
+)
 
-// heapify orders h as a heap.
-func (h deletionKeys) heapify() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.siftDown(i)
+// deletionEntries reads each child's deletion key once and returns a
+// sorter of the children by the default order, the named ones first.
+func deletionEntries[C Object](children []C, ready []bool, named map[string]bool) *partialsort.Sorter {
+	keys := make([]deletionKey, len(children))
+	newest := int64(math.MinInt64)
+	for i, c := range children {
+		// Most scale-downs name no child: the name is not read then.
+		isNamed := len(named) > 0 && named[c.GetName()]
+		keys[i] = deletionKeyOf(c, ready[i], isNamed, i)
+		newest = max(newest, keys[i].created.Unix())
 	}
-}
-
-// siftDown moves h[i] down until neither child goes after it.
-func (h deletionKeys) siftDown(i int) {
-	for {
-		last := i
-		if l := 2*i + 1; l < len(h) && h[l].compare(&h[last]) > 0 {
-			last = l
+	order := make([]partialsort.Entry, len(keys))
+	for i := range keys {
+		k := &keys[i]
+		var p uint64
+		if !k.named {
+			p |= 1 << namedShift
 		}
-		if r := 2*i + 2; r < len(h) && h[r].compare(&h[last]) > 0 {
-			last = r
+		if !k.notReady {
+			p |= 1 << readyShift
 		}
-		if last == i {
-			return
+		p |= uint64(uint32(k.cost)^costSignFlip) << costShift
+		// newest is the largest second, so only an overflow, between
+		// times billions of years apart, makes the count negative.
+		if back := newest - k.created.Unix(); back >= 0 && back < createdMax {
+			p |= uint64(back)
+		} else {
+			p |= createdMax
 		}
-		h[i], h[last] = h[last], h[i]
-		i = last
+		order[i] = partialsort.Entry{Primary: p, Pos: int32(i)}
 	}
+	// Equal Primary: same name, readiness, cost and creation second (or
+	// both past createdMax); the full keys decide, input position last.
+	return &partialsort.Sorter{Order: order, Tie: func(a, b int32) bool { return keys[a].compare(&keys[b]) < 0 }}
 }
 
 func cost(c Object) int32 {

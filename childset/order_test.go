@@ -17,12 +17,23 @@ type readyKind struct{ Lister[*v1.ConfigMap] }
 
 func (readyKind) Ready(cm *v1.ConfigMap) bool { return cm.Annotations["ready"] == "true" }
 
-// The core sorts deletion keys instead of children; on inputs full of ties
-// in every field (readiness, cost, malformed costs, creation times, UIDs)
-// it must answer exactly what a stable sort by DefaultOrder does.
+// The core sorts packed deletion keys instead of children; on inputs full
+// of ties in every field (readiness, cost, malformed costs, creation times
+// within a second and years apart, UIDs) it must answer exactly what a
+// stable sort by DefaultOrder does, the named children first.
 func TestInDeletionOrderIsStableSortByDefaultOrder(t *testing.T) {
 	r := &Reconciler[*v1.ConfigMap, *v1.ConfigMap]{kind: readyKind{}}
-	costs := []string{"", "", "0", "-3", "7", "abc", "2147483648"}
+	costs := []string{"", "", "0", "-3", "7", "abc", "2147483648", "-2147483648", "2147483647"}
+	// Times a few seconds and nanoseconds apart, and some more than the
+	// packed creation field holds (zero, 1901, 2026, 2099).
+	var creationTimes []metav1.Time
+	for s := range 3 {
+		for ns := range 2 {
+			creationTimes = append(creationTimes, metav1.Unix(int64(s), int64(ns)*500))
+		}
+	}
+	creationTimes = append(creationTimes, metav1.Time{}, metav1.Unix(-2_177_452_800, 0), metav1.Unix(-2_177_452_800, 7),
+		metav1.Unix(1_790_000_000, 0), metav1.Unix(4_070_908_800, 0), metav1.Unix(4_070_908_800, 1))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 300 {
 		n := rng.IntN(60)
@@ -31,7 +42,7 @@ func TestInDeletionOrderIsStableSortByDefaultOrder(t *testing.T) {
 			cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 				Name:              "c" + strconv.Itoa(i),
 				UID:               types.UID("u" + strconv.Itoa(rng.IntN(4))),
-				CreationTimestamp: metav1.Unix(int64(rng.IntN(3)), int64(rng.IntN(2))*500),
+				CreationTimestamp: creationTimes[rng.IntN(len(creationTimes))],
 				Annotations:       map[string]string{},
 			}}
 			if rng.IntN(2) == 0 {
@@ -51,6 +62,27 @@ func TestInDeletionOrderIsStableSortByDefaultOrder(t *testing.T) {
 		for _, k := range []int{0, 1, n / 3, n - 1, n, n + 5} {
 			if got := r.inDeletionOrder(children, ready, nil, k); !slices.Equal(got, want[:max(0, min(k, n))]) {
 				t.Fatalf("round %d, first %d: keyed order %v, stable sort %v", round, k, names(got), names(want))
+			}
+		}
+		named := map[string]bool{}
+		for _, c := range children {
+			if rng.IntN(5) == 0 {
+				named[c.Name] = true
+			}
+		}
+		wantNamed := slices.Clone(children)
+		slices.SortStableFunc(wantNamed, func(a, b *v1.ConfigMap) int {
+			if named[a.Name] != named[b.Name] {
+				if named[a.Name] {
+					return -1
+				}
+				return 1
+			}
+			return referenceOrder(a, b)
+		})
+		for _, k := range []int{0, 1, n / 2, n} {
+			if got := r.inDeletionOrder(children, ready, named, k); !slices.Equal(got, wantNamed[:min(k, n)]) {
+				t.Fatalf("round %d, first %d with %d named: keyed order %v, stable sort %v", round, k, len(named), names(got), names(wantNamed))
 			}
 		}
 		viaOrder := slices.Clone(children)
