@@ -83,6 +83,14 @@ func (l *IndexListing[T]) AppendTo(dst []T, indexer cache.Indexer, name, key str
 	return dst, nil
 }
 
+// Current reports whether the listing keeps objects and they are still
+// those of its key, as a call of AppendTo would find: a holder of many
+// listings drops those that are not, which would otherwise keep objects
+// the store let go (the children of a deleted owner).
+func (l *IndexListing[T]) Current() bool {
+	return l.current(l.indexer, l.name, l.key)
+}
+
 // current reports whether the kept objects are still the key's, witness
 // first, then clock (see IndexListing).
 func (l *IndexListing[T]) current(indexer cache.Indexer, name, key string) bool {

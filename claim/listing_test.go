@@ -261,3 +261,35 @@ func TestIndexListingUnderConcurrentWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, want, asAny(read()))
 }
+
+// TestIndexListingCurrent: a listing is current while its key is unchanged,
+// and not once an object of the key changes, the key is emptied by a
+// relist, or nothing was ever kept.
+func TestIndexListingCurrent(t *testing.T) {
+	indexer := newListingIndexer(claim.IndexByController)
+	var never claim.IndexListing[*v1.Pod]
+	assert.False(t, never.Current(), "a listing that kept nothing")
+
+	owned := listingPod("owned", listingOwners[0])
+	other := listingPod("other", listingOwners[1])
+	require.NoError(t, indexer.Add(owned))
+	require.NoError(t, indexer.Add(other))
+	var l claim.IndexListing[*v1.Pod]
+	_, err := l.AppendTo(nil, indexer, listingIndex, ownerKey(listingOwners[0]))
+	require.NoError(t, err)
+	assert.True(t, l.Current(), "an unchanged key")
+	reads := indexer.reads
+	assert.True(t, l.Current())
+	assert.Equal(t, reads, indexer.reads, "Current does not list the key")
+
+	changed := listingPod("owned", listingOwners[0])
+	changed.Labels = map[string]string{"changed": "yes"}
+	require.NoError(t, indexer.Update(changed))
+	assert.False(t, l.Current(), "an object of the key changed")
+
+	_, err = l.AppendTo(nil, indexer, listingIndex, ownerKey(listingOwners[0]))
+	require.NoError(t, err)
+	require.True(t, l.Current())
+	require.NoError(t, indexer.Replace([]any{other}, ""))
+	assert.False(t, l.Current(), "a relist emptied the key")
+}
