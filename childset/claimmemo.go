@@ -3,6 +3,7 @@ package childset
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -29,13 +30,34 @@ import (
 // memo: a sync that finds none of the memo's objects empties it and claims
 // without it for the next memoRest syncs, so that such a lister costs
 // neither the upkeep nor the memory of a copy of every child.
-type claimMemo struct {
+//
+// A listing the memo answered for whole is kept too, with what the claim
+// made of it: a lister that returns an unchanged listing in the same order
+// (IndexerLister does) is claimed the same without a lookup per child.
+type claimMemo[C Object] struct {
 	uid      types.UID
 	selector string
 	// kept maps each object kept as it is to whether it is terminating.
 	kept map[any]bool
 	// resting counts the syncs left that claim without the memo.
 	resting int
+	// listing is the last sync's listing when every object of it was
+	// kept, and active those of them not terminating; nil otherwise.
+	listing, active []C
+}
+
+// sameListing reports whether candidates are the kept listing's objects,
+// in its order.
+func (m *claimMemo[C]) sameListing(candidates []C) bool {
+	if m.listing == nil || len(candidates) != len(m.listing) {
+		return false
+	}
+	for i, c := range candidates {
+		if any(c) != any(m.listing[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // memoRest is how many syncs claim without the memo after one found none
@@ -71,8 +93,15 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 		return r.claimAll(ctx, manager, candidates)
 	}
 	uid, sel := owner.GetUID(), selector.String()
-	memo := r.claimMemos.Get(key, func(m *claimMemo) bool { return m.uid == uid && m.selector == sel },
-		func() *claimMemo { return &claimMemo{uid: uid, selector: sel} })
+	memo := r.claimMemos.Get(key, func(m *claimMemo[C]) bool { return m.uid == uid && m.selector == sel },
+		func() *claimMemo[C] { return &claimMemo[C]{uid: uid, selector: sel} })
+	if memo.sameListing(candidates) {
+		// Every child was kept as it is last time, and is again. The
+		// caller owns what it is given: copies.
+		active := slices.Clone(memo.active)
+		return claimed[C]{children: slices.Clone(candidates), active: active, terminating: len(candidates) - len(active)}, nil
+	}
+	memo.listing, memo.active = nil, nil
 	if memo.resting > 0 {
 		memo.resting--
 		return r.claimAll(ctx, manager, candidates)
@@ -128,6 +157,11 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 		for _, c := range candidates {
 			memo.kept[c] = old[c]
 		}
+	}
+	if hits == len(candidates) && len(candidates) > 0 {
+		// The claim read no child: the next sync may reuse it whole. A
+		// copy, as a lister may reuse the slice it returned.
+		memo.listing, memo.active = slices.Clone(candidates), slices.Clone(out.active)
 	}
 	return out, utilerrors.NewAggregate(errs)
 }

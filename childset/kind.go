@@ -2,6 +2,9 @@ package childset
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,18 +69,28 @@ func AddControllerIndexer(informer cache.SharedIndexInformer) error {
 // IndexerLister returns a Lister over an indexer that carries
 // ControllerIndex (see AddControllerIndexer, or add claim.IndexByController
 // under that name to a cache.NewIndexer). Objects of another type than C in
-// the indexer are an error.
+// the indexer are an error. It keeps the last listing of each key
+// (claim.IndexListing), so that listing an owner whose children did not
+// change reads nothing from the store and returns them in the order it
+// did before, which lets the core's claim reuse its last result whole.
 func IndexerLister[C Object](indexer cache.Indexer) Lister[C] {
 	if indexer == nil {
 		panic("childset: IndexerLister: nil indexer")
 	}
-	return indexerLister[C]{indexer: indexer}
+	return indexerLister[C]{indexer: indexer, listings: &listings{}}
 }
 
-type indexerLister[C Object] struct{ indexer cache.Indexer }
+type indexerLister[C Object] struct {
+	indexer  cache.Indexer
+	listings *listings
+}
 
 func (l indexerLister[C]) ListControlledBy(namespace string, controller *metav1.OwnerReference) ([]C, error) {
-	objs, err := l.indexer.ByIndex(ControllerIndex, claim.ControllerIndexKey(namespace, controller))
+	key := claim.ControllerIndexKey(namespace, controller)
+	kept := l.listings.get(key)
+	kept.mu.Lock()
+	objs, err := kept.listing.AppendTo(nil, l.indexer, ControllerIndex, key)
+	kept.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("reading child index: %w", err)
 	}
@@ -91,6 +104,61 @@ func (l indexerLister[C]) ListControlledBy(namespace string, controller *metav1.
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// listings keeps the last listing of each index key an IndexerLister read.
+// A listing is dropped once it is no longer current (its key changed, or a
+// relist emptied it): each read checks one other listing, in turn, so that
+// those of deleted owners, whose children went away, do not keep those
+// children in memory.
+type listings struct {
+	mu    sync.Mutex
+	byKey map[string]*keptListing
+	// toCheck holds the keys still to check in this turn over byKey.
+	toCheck []string
+}
+
+// keptListing is one key's listing. Its lock is held for a read: a
+// listing serves one caller at a time, and the same key (a namespace's
+// orphans) may be read by several workers.
+type keptListing struct {
+	mu      sync.Mutex
+	listing claim.IndexListing[any]
+}
+
+// get returns key's listing, making it if needed, and checks another.
+func (ls *listings) get(key string) *keptListing {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	kept, ok := ls.byKey[key]
+	if !ok {
+		if ls.byKey == nil {
+			ls.byKey = map[string]*keptListing{}
+		}
+		kept = &keptListing{}
+		ls.byKey[key] = kept
+	}
+	ls.checkOne(key)
+	return kept
+}
+
+// checkOne drops the next listing in turn, other than skip's, that is not
+// current. One being read is left for the next turn.
+func (ls *listings) checkOne(skip string) {
+	if len(ls.toCheck) == 0 {
+		ls.toCheck = slices.AppendSeq(ls.toCheck, maps.Keys(ls.byKey))
+	}
+	key := ls.toCheck[len(ls.toCheck)-1]
+	ls.toCheck = ls.toCheck[:len(ls.toCheck)-1]
+	kept, ok := ls.byKey[key]
+	if key == skip || !ok || !kept.mu.TryLock() {
+		return
+	}
+	current := kept.listing.Current()
+	kept.mu.Unlock()
+	if !current {
+		delete(ls.byKey, key)
+	}
 }
 
 func (l indexerLister[C]) Get(namespace, name string) (C, bool, error) {

@@ -54,7 +54,7 @@ type Reconciler[O Object, C Object] struct {
 	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
 	unsure *unsure.Registry[C]
 	// claimMemos holds each owner's claim memo by work key (claimmemo.go).
-	claimMemos ownermemo.Store[*claimMemo]
+	claimMemos ownermemo.Store[*claimMemo[C]]
 }
 
 // NewReconciler returns the core for owners of spec and children of kind,
