@@ -43,16 +43,25 @@ type deletionKey struct {
 	named    bool
 	notReady bool
 	cost     int32
-	created  time.Time
-	uid      string
+	deletionTie
 	// pos is the child's position in the input: the last tie-break, so
 	// that sorting keys gives what a stable sort of the children does.
 	pos int
 }
 
+// deletionTie is what orders children alike in name, readiness and cost:
+// the newer first, then by UID.
+type deletionTie struct {
+	created time.Time
+	uid     string
+}
+
 func deletionKeyOf[C Object](c C, ready, named bool, pos int) deletionKey {
-	return deletionKey{named: named, notReady: !ready, cost: cost(c), created: c.GetCreationTimestamp().Time,
-		uid: string(c.GetUID()), pos: pos}
+	return deletionKey{named: named, notReady: !ready, cost: cost(c), deletionTie: deletionTieOf(c), pos: pos}
+}
+
+func deletionTieOf[C Object](c C) deletionTie {
+	return deletionTie{created: c.GetCreationTimestamp().Time, uid: string(c.GetUID())}
 }
 
 // compare is the named children first, then DefaultOrder on two keys, then
@@ -67,14 +76,18 @@ func (a *deletionKey) compare(b *deletionKey) int {
 	if c := cmp.Compare(a.cost, b.cost); c != 0 {
 		return c
 	}
+	if c := a.deletionTie.compare(&b.deletionTie); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.pos, b.pos)
+}
+
+func (a *deletionTie) compare(b *deletionTie) int {
 	// Newer first.
 	if c := b.created.Compare(a.created); c != 0 {
 		return c
 	}
-	if c := strings.Compare(a.uid, b.uid); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.pos, b.pos)
+	return strings.Compare(a.uid, b.uid)
 }
 
 // trueFirst orders true before false.
@@ -147,39 +160,42 @@ const (
 )
 
 // deletionEntries reads each child's deletion key once and returns a
-// sorter of the children by the default order, the named ones first.
+// sorter of the children by the default order, the named ones first. What
+// Primary holds is not kept: a tie is decided by the creation time and UID
+// alone (deletionTie), then the input position.
 func deletionEntries[C Object](children []C, ready []bool, named map[string]bool) *partialsort.Sorter {
-	keys := make([]deletionKey, len(children))
+	order := make([]partialsort.Entry, len(children))
+	ties := make([]deletionTie, len(children))
 	newest := int64(math.MinInt64)
 	for i, c := range children {
-		// Most scale-downs name no child: the name is not read then.
-		isNamed := len(named) > 0 && named[c.GetName()]
-		keys[i] = deletionKeyOf(c, ready[i], isNamed, i)
-		newest = max(newest, keys[i].created.Unix())
-	}
-	order := make([]partialsort.Entry, len(keys))
-	for i := range keys {
-		k := &keys[i]
 		var p uint64
-		if !k.named {
+		// Most scale-downs name no child: the name is not read then.
+		if len(named) == 0 || !named[c.GetName()] {
 			p |= 1 << namedShift
 		}
-		if !k.notReady {
+		if ready[i] {
 			p |= 1 << readyShift
 		}
-		p |= uint64(uint32(k.cost)^costSignFlip) << costShift
+		p |= uint64(uint32(cost(c))^costSignFlip) << costShift
+		order[i] = partialsort.Entry{Primary: p, Pos: int32(i)}
+		ties[i] = deletionTieOf(c)
+		newest = max(newest, ties[i].created.Unix())
+	}
+	for i := range order {
 		// newest is the largest second, so only an overflow, between
 		// times billions of years apart, makes the count negative.
-		if back := newest - k.created.Unix(); back >= 0 && back < createdMax {
-			p |= uint64(back)
+		if back := newest - ties[i].created.Unix(); back >= 0 && back < createdMax {
+			order[i].Primary |= uint64(back)
 		} else {
-			p |= createdMax
+			order[i].Primary |= createdMax
 		}
-		order[i] = partialsort.Entry{Primary: p, Pos: int32(i)}
 	}
-	// Equal Primary: same name, readiness, cost and creation second (or
-	// both past createdMax); the full keys decide, input position last.
-	return &partialsort.Sorter{Order: order, Tie: func(a, b int32) bool { return keys[a].compare(&keys[b]) < 0 }}
+	return &partialsort.Sorter{Order: order, Tie: func(a, b int32) bool {
+		if c := ties[a].compare(&ties[b]); c != 0 {
+			return c < 0
+		}
+		return a < b
+	}}
 }
 
 func cost(c Object) int32 {
