@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ctrlkit/ctrlkit/internal/benchpair"
 	"github.com/ctrlkit/ctrlkit/internal/rolloutshape"
 )
 
@@ -69,11 +69,11 @@ func BenchmarkPodsToDelete(b *testing.B) {
 		sel := NewSelector(WithNow(now))
 		b.Run(fmt.Sprintf("N=%d/diff=%d", n, diff), func(b *testing.B) {
 			b.ReportAllocs()
-			start := cpuTime()
+			start := benchpair.CPUTime()
 			for b.Loop() {
 				benchSink = sel.PodsToDelete(pods, pods, diff)
 			}
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(benchpair.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -88,22 +88,11 @@ func BenchmarkRolloutShape(b *testing.B) {
 		diff := n / 20
 		b.Run(fmt.Sprintf("N=%d/diff=%d", n, diff), func(b *testing.B) {
 			b.ReportAllocs()
-			start := cpuTime()
+			start := benchpair.CPUTime()
 			for b.Loop() {
 				benchSink = PodsToDelete(pods, related, diff)
 			}
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(benchpair.CPUTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used. Reported per op beside
-// ns/op, it measures the work even when other processes stretch the wall
-// clock.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
