@@ -106,7 +106,11 @@ func trueFirst(a, b bool) int {
 // order would leave them, the children named (ScaleInSpec; nil: none)
 // first; ready[i] is whether children[i] is ready.
 func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, named map[string]bool, k int) []C {
-	order := r.deletionOrder(children, ready, named, k)
+	return atPositions(children, r.deletionOrder(children, ready, named, k))
+}
+
+// atPositions returns the children at positions order.
+func atPositions[C Object](children []C, order []int) []C {
 	out := make([]C, len(order))
 	for i, at := range order {
 		out[i] = children[at]
@@ -117,8 +121,8 @@ func (r *Reconciler[O, C]) inDeletionOrder(children []C, ready []bool, named map
 // deletionOrder is inDeletionOrder as positions in children. The default
 // order is total once the input position breaks ties, so the first k of
 // any exact sort are a stable sort's: each child's key is read once and
-// packed (deletionEntries), and partialsort sorts only as far as the first
-// k need, a few passes over n entries of 16 bytes instead of a sort of all
+// packed (deletionKeys), and partialsort sorts only as far as the first k
+// need, a few passes over n entries of 16 bytes instead of a sort of all
 // of them. A WithDeletionOrder order is the caller's function and is
 // sorted stably as given.
 func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, named map[string]bool, k int) []int {
@@ -136,13 +140,11 @@ func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, named map[s
 		})
 		return order[:k:k]
 	}
-	s := deletionEntries(children, ready, named)
-	s.SortPrefix(k)
-	order := make([]int, k)
-	for i, e := range s.Order[:k] {
-		order[i] = int(e.Pos)
+	keys := newDeletionKeys(len(children), named)
+	for i, c := range children {
+		addDeletionKey(keys, c, ready[i])
 	}
-	return order
+	return keys.first(k)
 }
 
 // The packed default order: Primary holds, from the high bits, named
@@ -159,43 +161,65 @@ const (
 	costSignFlip = 1 << 31
 )
 
-// deletionEntries reads each child's deletion key once and returns a
-// sorter of the children by the default order, the named ones first. What
-// Primary holds is not kept: a tie is decided by the creation time and UID
-// alone (deletionTie), then the input position.
-func deletionEntries[C Object](children []C, ready []bool, named map[string]bool) *partialsort.Sorter {
-	order := make([]partialsort.Entry, len(children))
-	ties := make([]deletionTie, len(children))
-	newest := int64(math.MinInt64)
-	for i, c := range children {
-		var p uint64
-		// Most scale-downs name no child: the name is not read then.
-		if len(named) == 0 || !named[c.GetName()] {
-			p |= 1 << namedShift
-		}
-		if ready[i] {
-			p |= 1 << readyShift
-		}
-		p |= uint64(uint32(cost(c))^costSignFlip) << costShift
-		order[i] = partialsort.Entry{Primary: p, Pos: int32(i)}
-		ties[i] = deletionTieOf(c)
-		newest = max(newest, ties[i].created.Unix())
+// deletionKeys is the packed default order of children read one at a
+// time (addDeletionKey), the named ones first. What Primary holds is not
+// kept: a tie is decided by the creation time and UID alone (deletionTie),
+// then the input position.
+type deletionKeys struct {
+	named  map[string]bool
+	order  []partialsort.Entry
+	ties   []deletionTie
+	newest int64
+}
+
+func newDeletionKeys(n int, named map[string]bool) *deletionKeys {
+	return &deletionKeys{named: named, order: make([]partialsort.Entry, 0, n), ties: make([]deletionTie, 0, n),
+		newest: math.MinInt64}
+}
+
+// addDeletionKey reads the key of the next child, c.
+func addDeletionKey[C Object](d *deletionKeys, c C, ready bool) {
+	var p uint64
+	// Most scale-downs name no child: the name is not read then.
+	if len(d.named) == 0 || !d.named[c.GetName()] {
+		p |= 1 << namedShift
 	}
-	for i := range order {
+	if ready {
+		p |= 1 << readyShift
+	}
+	p |= uint64(uint32(cost(c))^costSignFlip) << costShift
+	d.order = append(d.order, partialsort.Entry{Primary: p, Pos: int32(len(d.order))})
+	tie := deletionTieOf(c)
+	d.ties = append(d.ties, tie)
+	d.newest = max(d.newest, tie.created.Unix())
+}
+
+// first returns the positions of the first k children in deletion order.
+// It is called once: it completes the keys with the creation seconds.
+func (d *deletionKeys) first(k int) []int {
+	for i := range d.order {
 		// newest is the largest second, so only an overflow, between
 		// times billions of years apart, makes the count negative.
-		if back := newest - ties[i].created.Unix(); back >= 0 && back < createdMax {
-			order[i].Primary |= uint64(back)
+		if back := d.newest - d.ties[i].created.Unix(); back >= 0 && back < createdMax {
+			d.order[i].Primary |= uint64(back)
 		} else {
-			order[i].Primary |= createdMax
+			d.order[i].Primary |= createdMax
 		}
 	}
-	return &partialsort.Sorter{Order: order, Tie: func(a, b int32) bool {
+	ties := d.ties
+	s := partialsort.Sorter{Order: d.order, Tie: func(a, b int32) bool {
 		if c := ties[a].compare(&ties[b]); c != 0 {
 			return c < 0
 		}
 		return a < b
 	}}
+	k = max(0, min(k, len(d.order)))
+	s.SortPrefix(k)
+	order := make([]int, k)
+	for i, e := range s.Order[:k] {
+		order[i] = int(e.Pos)
+	}
+	return order
 }
 
 func cost(c Object) int32 {

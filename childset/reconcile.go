@@ -198,10 +198,21 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	}
 	children, active, terminating := claimed.children, claimed.active, claimed.terminating
 	// Each active child's readiness is read once: the status counts it,
-	// and a scale-down orders by it.
+	// and a scale-down orders by it. A scale-down by the default order
+	// reads each child's deletion key in the same pass, while the child's
+	// metadata is still in the processor's cache: in a pass of its own,
+	// after the readiness of thousands of others, the second read of each
+	// child's annotations was a third of the scale-down.
+	var keys *deletionKeys
+	if r.scalesDownByDefaultOrder(owner, satisfied, len(active)) {
+		keys = newDeletionKeys(len(active), r.namedToDeleteFirst(owner))
+	}
 	ready := make([]bool, len(active))
 	for i, c := range active {
 		ready[i] = r.kind.Ready(c)
+		if keys != nil {
+			addDeletionKey(keys, c, ready[i])
+		}
 	}
 	// With rolling updates, the revisions are recorded before any child is
 	// created, so every child carries one that exists.
@@ -231,7 +242,7 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	case r.cfg.indexed:
 		res, manageErr = r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
 	default:
-		res, manageErr = r.manageInterchangeable(ctx, owner, template, ref, expKey, active, ready)
+		res, manageErr = r.manageInterchangeable(ctx, owner, template, ref, expKey, active, ready, keys)
 	}
 	// The status counts the children this sync saw, as upstream's does: the
 	// writes it just made show in the next sync's.
@@ -311,7 +322,20 @@ func (r *Reconciler[O, C]) untilExpiry(key string) time.Duration {
 	return r.cfg.ttl - rep.Age
 }
 
-func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, active []C, ready []bool) (Result, error) {
+// scalesDownByDefaultOrder reports whether this sync will delete children
+// by the default order (manageInterchangeable): the owner's expectations
+// are satisfied and it is not being deleted, it has more active children
+// than it wants, and neither rolling updates, indexed names nor
+// WithDeletionOrder apply.
+func (r *Reconciler[O, C]) scalesDownByDefaultOrder(owner O, satisfied bool, active int) bool {
+	return satisfied && owner.GetDeletionTimestamp() == nil && r.cfg.history == nil && !r.cfg.indexed && r.order == nil &&
+		active > wanted(r.spec.Replicas(owner))
+}
+
+// manageInterchangeable creates or deletes children toward the wanted
+// number; keys, when not nil, are the active children's deletion keys,
+// read with their readiness.
+func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, active []C, ready []bool, keys *deletionKeys) (Result, error) {
 	diff := len(active) - wanted(r.spec.Replicas(owner))
 	switch {
 	case diff < 0:
@@ -325,7 +349,12 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 		}
 		return Result{}, r.createCounted(ctx, owner, ref, expKey, fresh)
 	case diff > 0:
-		victims := r.inDeletionOrder(active, ready, r.namedToDeleteFirst(owner), min(diff, r.cfg.burst))
+		var victims []C
+		if keys != nil {
+			victims = atPositions(active, keys.first(min(diff, r.cfg.burst)))
+		} else {
+			victims = r.inDeletionOrder(active, ready, r.namedToDeleteFirst(owner), min(diff, r.cfg.burst))
+		}
 		return Result{}, r.deleteChildren(ctx, owner, expKey, victims)
 	}
 	return Result{}, nil
