@@ -112,15 +112,22 @@ func asAny(pods []*v1.Pod) []any {
 	return out
 }
 
+// ownedAndOther is a store holding a pod of the first owner and one of
+// the second.
+func ownedAndOther(t *testing.T) (indexer *countingIndexer, owned, other *v1.Pod) {
+	t.Helper()
+	indexer = newListingIndexer(claim.IndexByController)
+	owned, other = listingPod("owned", listingOwners[0]), listingPod("other", listingOwners[1])
+	require.NoError(t, indexer.Add(owned))
+	require.NoError(t, indexer.Add(other))
+	return indexer, owned, other
+}
+
 // TestIndexListingSeesARelistThatEmptiesAKey: a relist that drops every
 // object of a key re-files none under it, so the key's clock does not move;
 // the listing must still see the key empty.
 func TestIndexListingSeesARelistThatEmptiesAKey(t *testing.T) {
-	indexer := newListingIndexer(claim.IndexByController)
-	owned := listingPod("owned", listingOwners[0])
-	other := listingPod("other", listingOwners[1])
-	require.NoError(t, indexer.Add(owned))
-	require.NoError(t, indexer.Add(other))
+	indexer, owned, other := ownedAndOther(t)
 	var l claim.IndexListing[*v1.Pod]
 	got, err := l.AppendTo(nil, indexer, listingIndex, ownerKey(listingOwners[0]))
 	require.NoError(t, err)
@@ -266,14 +273,10 @@ func TestIndexListingUnderConcurrentWrites(t *testing.T) {
 // and not once an object of the key changes, the key is emptied by a
 // relist, or nothing was ever kept.
 func TestIndexListingCurrent(t *testing.T) {
-	indexer := newListingIndexer(claim.IndexByController)
 	var never claim.IndexListing[*v1.Pod]
 	assert.False(t, never.Current(), "a listing that kept nothing")
 
-	owned := listingPod("owned", listingOwners[0])
-	other := listingPod("other", listingOwners[1])
-	require.NoError(t, indexer.Add(owned))
-	require.NoError(t, indexer.Add(other))
+	indexer, _, other := ownedAndOther(t)
 	var l claim.IndexListing[*v1.Pod]
 	_, err := l.AppendTo(nil, indexer, listingIndex, ownerKey(listingOwners[0]))
 	require.NoError(t, err)

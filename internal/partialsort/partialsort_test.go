@@ -224,11 +224,7 @@ func TestSortPrefixMatchesSortSort(t *testing.T) {
 // the skipped segments and still ends as sort.Sort does.
 func TestSortPrefixResumes(t *testing.T) {
 	r := newRand(7)
-	rounds := 30
-	if raceEnabled {
-		rounds = 6
-	}
-	for range rounds {
+	for range rounds(30, 6) {
 		n := r.IntN(400)
 		for _, c := range relationCases(r, n) {
 			want := slices.Clone(c.input)
@@ -254,11 +250,7 @@ func TestSortPrefixResumes(t *testing.T) {
 // inlined Primary test and by Tie.
 func TestSortPrefixWithPrimaryMatchesSortSort(t *testing.T) {
 	r := newRand(20261129)
-	rounds := 20
-	if raceEnabled {
-		rounds = 3
-	}
-	for range rounds {
+	for range rounds(20, 3) {
 		n := r.IntN(301)
 		primary := make([]uint64, n)
 		classes := 1 + r.IntN(6)
@@ -285,6 +277,14 @@ func TestSortPrefixWithPrimaryMatchesSortSort(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rounds is n, or underRace under the race detector.
+func rounds(n, underRace int) int {
+	if raceEnabled {
+		return underRace
+	}
+	return n
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
