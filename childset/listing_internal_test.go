@@ -66,6 +66,10 @@ func TestIndexerListerKeepsAnUnchangedListing(t *testing.T) {
 	if store.reads != reads {
 		t.Fatalf("an unchanged key was read from the store")
 	}
+	scratch := l.(indexerLister[*v1.ConfigMap]).listings.byKey[claim.ControllerIndexKey("ns", webRef)].scratch
+	if cap(scratch) < 5 || slices.ContainsFunc(scratch[:cap(scratch)], func(obj any) bool { return obj != nil }) {
+		t.Fatalf("the scratch space of a read (capacity %d) was not kept, or holds objects", cap(scratch))
+	}
 	changed := listingChild("c", webRef)
 	changed.Annotations = map[string]string{"changed": "yes"}
 	if err := store.Update(changed); err != nil {
