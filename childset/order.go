@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ctrlkit/ctrlkit/internal/partialsort"
 	"github.com/ctrlkit/ctrlkit/podranking"
@@ -52,8 +51,11 @@ type deletionKey struct {
 // deletionTie is what orders children alike in name, readiness and cost:
 // the newer first, then by UID.
 type deletionTie struct {
-	created time.Time
-	uid     string
+	// The creation time as seconds and nanoseconds of the second: the
+	// order of time.Time, in 12 bytes instead of 24.
+	sec  int64
+	nsec int32
+	uid  string
 }
 
 func deletionKeyOf[C Object](c C, ready, named bool, pos int) deletionKey {
@@ -61,7 +63,8 @@ func deletionKeyOf[C Object](c C, ready, named bool, pos int) deletionKey {
 }
 
 func deletionTieOf[C Object](c C) deletionTie {
-	return deletionTie{created: c.GetCreationTimestamp().Time, uid: string(c.GetUID())}
+	created := c.GetCreationTimestamp().Time
+	return deletionTie{sec: created.Unix(), nsec: int32(created.Nanosecond()), uid: string(c.GetUID())}
 }
 
 // compare is the named children first, then DefaultOrder on two keys, then
@@ -84,7 +87,10 @@ func (a *deletionKey) compare(b *deletionKey) int {
 
 func (a *deletionTie) compare(b *deletionTie) int {
 	// Newer first.
-	if c := b.created.Compare(a.created); c != 0 {
+	if c := cmp.Compare(b.sec, a.sec); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.nsec, a.nsec); c != 0 {
 		return c
 	}
 	return strings.Compare(a.uid, b.uid)
@@ -191,7 +197,7 @@ func addDeletionKey[C Object](d *deletionKeys, c C, ready bool) {
 	d.order = append(d.order, partialsort.Entry{Primary: p, Pos: int32(len(d.order))})
 	tie := deletionTieOf(c)
 	d.ties = append(d.ties, tie)
-	d.newest = max(d.newest, tie.created.Unix())
+	d.newest = max(d.newest, tie.sec)
 }
 
 // first returns the positions of the first k children in deletion order.
@@ -200,7 +206,7 @@ func (d *deletionKeys) first(k int) []int {
 	for i := range d.order {
 		// newest is the largest second, so only an overflow, between
 		// times billions of years apart, makes the count negative.
-		if back := d.newest - d.ties[i].created.Unix(); back >= 0 && back < createdMax {
+		if back := d.newest - d.ties[i].sec; back >= 0 && back < createdMax {
 			d.order[i].Primary |= uint64(back)
 		} else {
 			d.order[i].Primary |= createdMax
