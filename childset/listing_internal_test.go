@@ -10,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ctrlkit/ctrlkit/claim"
@@ -31,8 +30,7 @@ func (c *readCounter) ByIndex(name, value string) ([]any, error) {
 }
 
 func listingChild(name string, owner *metav1.OwnerReference) *v1.ConfigMap {
-	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name),
-		Labels: map[string]string{"app": "web"}}}
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{"app": "web"}}}
 	if owner != nil {
 		cm.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
