@@ -160,29 +160,35 @@ func TestReconcilerByNamespace(t *testing.T) {
 // the error that follows is not retried here, the new holder syncs the
 // owner. Other errors go back to controller-runtime.
 func TestReconcilerHandOverMidway(t *testing.T) {
-	rs := replicaSet("x", "uid-x")
-	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(rs).Build()
-	share := newMemberLikeShare(shard.FullRanges())
-	inner := &recorder{reader: c}
-	inner.hook = func(ctx context.Context) {
-		share.giveUp()
-		<-ctx.Done()
-		inner.err = ctx.Err()
-	}
-	var released []string
-	release := func(o client.Object) { released = append(released, string(o.GetUID())) }
-	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, nil, release)
+	r, share, inner, released := reconcilerLosingTheShare(func(s *memberLikeShare) { s.giveUp() })
 	res, err := r.Reconcile(context.Background(), request("x"))
 	require.NoError(t, err)
 	assert.Zero(t, res)
-	assert.Equal(t, []string{"uid-x"}, released, "what the reconcile recorded is forgotten with the hand-over")
+	assert.Equal(t, []string{"uid-x"}, *released, "what the reconcile recorded is forgotten with the hand-over")
 
 	boom := errors.New("boom")
 	share.set(shard.FullRanges())
 	inner.hook, inner.err = nil, boom
 	_, err = r.Reconcile(context.Background(), request("x"))
 	assert.ErrorIs(t, err, boom)
-	assert.Len(t, released, 1, "an owner still held is not released")
+	assert.Len(t, *released, 1, "an owner still held is not released")
+}
+
+// reconcilerLosingTheShare returns a Reconciler over owner "x" (UID
+// "uid-x") whose inner reconcile calls lose on the share and waits for its
+// context to end, and the UIDs it releases.
+func reconcilerLosingTheShare(lose func(*memberLikeShare)) (*shardcr.Reconciler, *memberLikeShare, *recorder, *[]string) {
+	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(replicaSet("x", "uid-x")).Build()
+	share := newMemberLikeShare(shard.FullRanges())
+	inner := &recorder{reader: c}
+	inner.hook = func(ctx context.Context) {
+		lose(share)
+		<-ctx.Done()
+		inner.err = ctx.Err()
+	}
+	released := &[]string{}
+	release := func(o client.Object) { *released = append(*released, string(o.GetUID())) }
+	return shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, nil, release), share, inner, released
 }
 
 // memberLikeShare cancels its guards when it gives its ranges up, as a
@@ -224,20 +230,9 @@ func (m *memberLikeShare) giveUp() {
 // the reconcile after the lapse from making the same child again. The owner
 // comes back once the hash is held again.
 func TestReconcilerKeepsAnOwnerThroughALapse(t *testing.T) {
-	rs := replicaSet("x", "uid-x")
-	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(rs).Build()
-	share := newMemberLikeShare(shard.FullRanges())
-	inner := &recorder{reader: c}
-	inner.hook = func(ctx context.Context) {
-		share.lapse()
-		<-ctx.Done()
-		inner.err = ctx.Err()
-	}
-	var released []string
-	release := func(o client.Object) { released = append(released, string(o.GetUID())) }
-	r := shardcr.NewReconciler(inner, shardcr.New(share, shard.KeyUID), c, newOwner, nil, release)
+	r, _, _, released := reconcilerLosingTheShare(func(s *memberLikeShare) { s.lapse() })
 	res, err := r.Reconcile(context.Background(), request("x"))
 	require.NoError(t, err)
 	assert.Positive(t, res.RequeueAfter, "the owner comes back once the hash is held again")
-	assert.Empty(t, released, "a lapse forgot what the reconcile recorded")
+	assert.Empty(t, *released, "a lapse forgot what the reconcile recorded")
 }
