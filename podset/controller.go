@@ -112,10 +112,6 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 		Name:         name,
 	}
 	cfg.Configure(c.loop)
-	if m := cfg.syncMetrics; m != nil {
-		gvkKind := r.gvk.Kind
-		c.loop.Observe = func(_ string, took time.Duration, err error) { m.ObserveSync(gvkKind, took, err) }
-	}
 	return c, nil
 }
 

@@ -6,13 +6,18 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/ctrlkit/ctrlkit/internal/syncloop"
+	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
 // recordingMetrics keeps what the controller reported.
@@ -43,6 +48,26 @@ func TestMetricsObserveSync(t *testing.T) {
 	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
 	require.Equal(t, []string{"ReplicaSet"}, m.kinds)
 	require.Equal(t, []error{nil}, m.syncs) // a deleted owner is a successful sync
+}
+
+// The core reports its syncs itself, so a host that drives it (podsetcr)
+// gets the same measurements as New's driver.
+func TestMetricsObserveSyncWithoutTheDriver(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := fake.NewSimpleClientset()
+	f := informers.NewSharedInformerFactory(client, 0)
+	rsInf := f.Apps().V1().ReplicaSets().Informer()
+	kind := Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()})
+	m := &recordingMetrics{}
+	r, err := NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithPodControl(&podcontrol.FakePodControl{}),
+		WithEventRecorder(nil), WithMetrics(m))
+	require.NoError(t, err)
+	_, err = r.Reconcile(ctx, "default/missing")
+	require.NoError(t, err)
+	_, err = r.Reconcile(ctx, "not/a/key")
+	require.Error(t, err)
+	require.Equal(t, []string{"ReplicaSet", "ReplicaSet"}, m.kinds)
+	require.Equal(t, []error{nil, err}, m.syncs)
 }
 
 func agedPod(name string, now time.Time, age time.Duration, ready bool) *v1.Pod {

@@ -127,8 +127,9 @@ func WithMetricsProvider(p cgworkqueue.MetricsProvider) Option { return shared(s
 // refuses it. An empty name panics.
 func WithQueueName(name string) Option { return shared(syncloop.QueueName("podset", name)) }
 
-// WithMetrics records syncs and scale-down choices into m. nil means the
-// default, no metrics.
+// WithMetrics records syncs and scale-down choices into m. The core
+// reports them itself, so New's driver and any other host (podsetcr) give
+// the same measurements. nil means the default, no metrics.
 func WithMetrics(m Metrics) Option {
 	return func(c *config) { c.syncMetrics = m }
 }

@@ -43,14 +43,19 @@ import (
 // event or to expire, as upstream treats a creation whose answer was lost.
 //
 // With WithSyncGuard, the whole of it runs under the guard, or not at all.
-func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (childset.Result, error) {
+func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (_ childset.Result, err error) {
 	logger := klog.FromContext(ctx)
 	start := c.cfg.Clock.Now()
 	defer func() {
+		took := c.cfg.Clock.Since(start)
 		// Checked first so that, at the usual verbosity, the arguments are
 		// not evaluated and boxed on every sync.
 		if v := logger.V(4); v.Enabled() {
-			v.Info("Finished syncing", "kind", c.gvk.Kind, "key", key, "duration", c.cfg.Clock.Since(start))
+			v.Info("Finished syncing", "kind", c.gvk.Kind, "key", key, "duration", took)
+		}
+		// Here rather than in a driver, so that every host reports it.
+		if m := c.cfg.syncMetrics; m != nil {
+			m.ObserveSync(c.gvk.Kind, took, err)
 		}
 	}()
 	if g := c.cfg.syncGuard; g != nil {
