@@ -31,7 +31,8 @@
 // Call Reconcile yourself, as above, for a test that decides when each pass
 // runs (register handlers on Cache().GetInformer before StartTest), or run
 // controllers built with controller-runtime's builder in NewManager, a
-// manager whose cache, client and API reader are the kit's; with
+// manager whose cache, client and API reader are the kit's, and whose
+// GetEventRecorderFor stores events in the cluster; with
 // WithLogger(TestLogger(t)) its reconcile errors show in the test's log.
 // kit.Cluster().Run(ctx) runs
 // the simulated scheduler and kubelet when pods should become ready.

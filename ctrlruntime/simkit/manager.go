@@ -1,10 +1,12 @@
 package simkit
 
 import (
+	"fmt"
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -23,9 +25,9 @@ import (
 // before it adopts (childsetcr, podsetcr) works as against an API server.
 // The manager logs through opts.Logger, or when that is unset the kit's
 // WithLogger (TestLogger shows reconcile errors in the test's log). Events
-// from GetEventRecorderFor are dropped after failing to be sent: they talk
-// to no server (give your reconciler a record.FakeRecorder to assert on
-// events).
+// from GetEventRecorderFor are stored in the simulated cluster, where a
+// test lists them as core/v1 Events (controller-runtime's newer
+// GetEventRecorder, which ctrlkit does not use, still talks to no server).
 func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 	opts.Scheme = k.scheme
 	opts.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return k.mapper, nil }
@@ -42,16 +44,26 @@ func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kitManager{Manager: mgr, apiReader: k.api}, nil
+	ev := &events{kit: k}
+	if err := mgr.Add(manager.RunnableFunc(ev.stopWith)); err != nil {
+		return nil, fmt.Errorf("simkit: adding the event recorder: %w", err)
+	}
+	return kitManager{Manager: mgr, apiReader: k.api, events: ev}, nil
 }
 
-// kitManager is a manager whose API reader is the kit's: controller-runtime
-// builds its own from the REST config, which reaches no server here, and
-// offers no option to replace it.
+// kitManager is a manager whose API reader and event recorders are the
+// kit's: controller-runtime builds its own from the REST config, which
+// reaches no server here, and offers no option to replace them.
 type kitManager struct {
 	manager.Manager
 	apiReader client.Reader
+	events    *events
 }
 
 // GetAPIReader reads the simulated cluster directly.
 func (m kitManager) GetAPIReader() client.Reader { return m.apiReader }
+
+// GetEventRecorderFor records events into the simulated cluster.
+func (m kitManager) GetEventRecorderFor(name string) record.EventRecorder {
+	return m.events.recorderFor(name)
+}

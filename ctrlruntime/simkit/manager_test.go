@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -118,4 +119,37 @@ func TestTestLogger(t *testing.T) {
 	}
 	logger.Info("late")
 	assert.Len(t, tb.logged, 1, "nothing is logged after the cleanup")
+}
+
+// A manager's recorders store their events in the simulated cluster, where
+// a test lists them; a repeated event is counted on the one Event, as
+// against an API server. The broadcaster stops with the manager (goleak in
+// TestMain).
+func TestManagerRecordsEventsInTheCluster(t *testing.T) {
+	kit := newKit(t)
+	mgr, err := kit.NewManager(manager.Options{})
+	require.NoError(t, err)
+	recorder := mgr.GetEventRecorderFor("train-controller")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+
+	set := &WorkerSet{ObjectMeta: metav1.ObjectMeta{Namespace: trainKey.Namespace, Name: trainKey.Name, UID: "uid-train"}}
+	recorder.Event(set, corev1.EventTypeWarning, "Refused", "no workers today")
+	recorder.Event(set, corev1.EventTypeWarning, "Refused", "no workers today")
+	events := kit.Cluster().Client().CoreV1().Events(trainKey.Namespace)
+	require.Eventually(t, func() bool {
+		list, err := events.List(ctx, metav1.ListOptions{})
+		return err == nil && len(list.Items) == 1 && list.Items[0].Count == 2
+	}, 10*time.Second, 5*time.Millisecond, "the event, recorded twice, in the cluster")
+	list, err := events.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	got := list.Items[0]
+	assert.Equal(t, "train-controller", got.Source.Component)
+	assert.Equal(t, "Refused", got.Reason)
+	assert.Equal(t, trainKey.Name, got.InvolvedObject.Name)
 }
