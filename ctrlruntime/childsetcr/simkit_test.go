@@ -1,7 +1,6 @@
 package childsetcr_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,9 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
@@ -30,18 +27,9 @@ func TestAdoptsAnOrphanUnderSimkit(t *testing.T) {
 	mgr, err := kit.NewManager(manager.Options{})
 	require.NoError(t, err)
 	_, err = childsetcr.SetupWithManager[*appsv1.ReplicaSet, *corev1.Pod](mgr, rsSpec{}, podKind{},
-		childsetcr.WithName("simkit-adopt"),
-		childsetcr.WithControllerOptions(controller.Options{SkipNameValidation: ptr.To(true)}))
+		childsetcr.WithName("simkit-adopt"))
 	require.NoError(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		assert.NoError(t, <-done)
-	})
-	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
+	ctx := simkit.StartManagerTest(t, mgr)
 
 	c := mgr.GetClient()
 	orphan := pod("ns", "orphan", "", "pool", nil, "")

@@ -32,8 +32,9 @@
 // runs (register handlers on Cache().GetInformer before StartTest), or run
 // controllers built with controller-runtime's builder in NewManager, a
 // manager whose cache, client and API reader are the kit's, and whose
-// GetEventRecorderFor stores events in the cluster; with
-// WithLogger(TestLogger(t)) its reconcile errors show in the test's log.
+// GetEventRecorderFor stores events in the cluster; StartManagerTest(t, mgr)
+// runs it for the test, and with WithLogger(TestLogger(t)) its reconcile
+// errors show in the test's log.
 // kit.Cluster().Run(ctx) runs
 // the simulated scheduler and kubelet when pods should become ready.
 //

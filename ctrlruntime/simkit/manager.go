@@ -1,12 +1,15 @@
 package simkit
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -17,9 +20,12 @@ import (
 // controllers built with its builder read a cache HoldWatches can hold and
 // write to the simulated cluster. opts configures the rest, with these
 // changes: the metrics server is off unless opts.Metrics.BindAddress asks
-// for one, and leader election is off (there is no Lease store to elect
-// through). The manager starts the kit's cache: do not also call Start or
-// StartTest.
+// for one, leader election is off (there is no Lease store to elect
+// through), and controller names are not checked for uniqueness unless
+// opts.Controller.SkipNameValidation says otherwise (each test builds its
+// controllers again, under the same names, in one process). The manager
+// starts the kit's cache: do not also call Start or StartTest; for a test,
+// StartManagerTest runs it.
 //
 // GetAPIReader is the kit's APIReader, so a controller that reads live
 // before it adopts (childsetcr, podsetcr) works as against an API server.
@@ -37,6 +43,9 @@ func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 		opts.Metrics.BindAddress = "0"
 	}
 	opts.LeaderElection = false
+	if opts.Controller.SkipNameValidation == nil {
+		opts.Controller.SkipNameValidation = ptr.To(true)
+	}
 	if opts.Logger.GetSink() == nil && k.logger.GetSink() != nil {
 		opts.Logger = k.logger
 	}
@@ -49,6 +58,39 @@ func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("simkit: adding the event recorder: %w", err)
 	}
 	return kitManager{Manager: mgr, apiReader: k.api, events: ev}, nil
+}
+
+// StartManagerTest starts mgr, a manager from NewManager, for a test and
+// returns, once its cache is synced, a context that ends with the test: at
+// cleanup it is cancelled and the manager has stopped, with no error,
+// before the next cleanup runs, so goleak stays quiet.
+func StartManagerTest(tb testing.TB, mgr manager.Manager) context.Context {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("simkit: the manager stopped with %v", err)
+		}
+	})
+	// A manager that fails to start never syncs its cache: wait for
+	// either.
+	synced := make(chan bool, 1)
+	go func() { synced <- mgr.GetCache().WaitForCacheSync(ctx) }()
+	select {
+	case ok := <-synced:
+		if !ok {
+			tb.Fatal("simkit: StartManagerTest: the manager's cache never synced")
+		}
+	case err := <-done:
+		done <- nil // reported here, not again at cleanup
+		cancel()
+		<-synced
+		tb.Fatalf("simkit: StartManagerTest: the manager stopped at once: %v", err)
+	}
+	return ctx
 }
 
 // kitManager is a manager whose API reader and event recorders are the

@@ -13,9 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -36,17 +34,8 @@ func TestManagerRunsControllersOnTheKit(t *testing.T) {
 		defer reconciles.Add(1)
 		return naive(ctx, req)
 	})
-	require.NoError(t, builder.ControllerManagedBy(mgr).For(&WorkerSet{}).Owns(&Worker{}).
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).Complete(counted))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		assert.NoError(t, <-done)
-	})
-	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
+	require.NoError(t, builder.ControllerManagedBy(mgr).For(&WorkerSet{}).Owns(&Worker{}).Complete(counted))
+	ctx := simkit.StartManagerTest(t, mgr)
 
 	release := kit.HoldWatches(&Worker{})
 	set := &WorkerSet{ObjectMeta: metav1.ObjectMeta{Namespace: trainKey.Namespace, Name: trainKey.Name},
@@ -130,13 +119,7 @@ func TestManagerRecordsEventsInTheCluster(t *testing.T) {
 	mgr, err := kit.NewManager(manager.Options{})
 	require.NoError(t, err)
 	recorder := mgr.GetEventRecorderFor("train-controller")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		assert.NoError(t, <-done)
-	})
+	ctx := simkit.StartManagerTest(t, mgr)
 
 	set := &WorkerSet{ObjectMeta: metav1.ObjectMeta{Namespace: trainKey.Namespace, Name: trainKey.Name, UID: "uid-train"}}
 	recorder.Event(set, corev1.EventTypeWarning, "Refused", "no workers today")
@@ -152,4 +135,17 @@ func TestManagerRecordsEventsInTheCluster(t *testing.T) {
 	assert.Equal(t, "train-controller", got.Source.Component)
 	assert.Equal(t, "Refused", got.Reason)
 	assert.Equal(t, trainKey.Name, got.InvolvedObject.Name)
+}
+
+// A test builds its controllers again, under the same names, in one
+// process (-count, or two managers of one test): NewManager does not check
+// controller names unless asked to.
+func TestManagerAllowsAControllerNameTwice(t *testing.T) {
+	kit := newKit(t)
+	for range 2 {
+		mgr, err := kit.NewManager(manager.Options{})
+		require.NoError(t, err)
+		require.NoError(t, builder.ControllerManagedBy(mgr).Named("twice").For(&WorkerSet{}).
+			Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })))
+	}
 }
