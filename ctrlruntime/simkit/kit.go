@@ -147,27 +147,36 @@ func (k *Kit) Start(ctx context.Context) error {
 // are synced before the read returns. A kit already started fails the test.
 func (k *Kit) StartTest(tb testing.TB) context.Context {
 	tb.Helper()
+	return startForTest(tb, "StartTest", "the cache", k.Start, k.cache.WaitForCacheSync)
+}
+
+// startForTest runs start until the test ends and returns, once synced
+// says so, the context it runs under; at cleanup the context is cancelled
+// and start has returned, and an error it returns fails the test. A start
+// that fails at once fails the test there (synced would never answer).
+func startForTest(tb testing.TB, caller, what string, start func(context.Context) error, synced func(context.Context) bool) context.Context {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- k.Start(ctx) }()
+	go func() { done <- start(ctx) }()
 	tb.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			tb.Errorf("simkit: the cache stopped with %v", err)
+			tb.Errorf("simkit: %s stopped with %v", what, err)
 		}
 	})
-	// A read before the cache runs fails, so wait for it (or for Start to
-	// refuse at once). The waiter ends at cleanup if Start refused.
-	running := make(chan struct{})
-	go func() {
-		k.cache.WaitForCacheSync(ctx)
-		close(running)
-	}()
+	ready := make(chan bool, 1)
+	go func() { ready <- synced(ctx) }()
 	select {
-	case <-running:
+	case ok := <-ready:
+		if !ok {
+			tb.Fatalf("simkit: %s: %s never synced", caller, what)
+		}
 	case err := <-done:
 		done <- nil // reported here, not again at cleanup
-		tb.Fatalf("simkit: StartTest: %v", err)
+		cancel()
+		<-ready
+		tb.Fatalf("simkit: %s: %v", caller, err)
 	}
 	return ctx
 }

@@ -66,31 +66,7 @@ func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 // before the next cleanup runs, so goleak stays quiet.
 func StartManagerTest(tb testing.TB, mgr manager.Manager) context.Context {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("simkit: the manager stopped with %v", err)
-		}
-	})
-	// A manager that fails to start never syncs its cache: wait for
-	// either.
-	synced := make(chan bool, 1)
-	go func() { synced <- mgr.GetCache().WaitForCacheSync(ctx) }()
-	select {
-	case ok := <-synced:
-		if !ok {
-			tb.Fatal("simkit: StartManagerTest: the manager's cache never synced")
-		}
-	case err := <-done:
-		done <- nil // reported here, not again at cleanup
-		cancel()
-		<-synced
-		tb.Fatalf("simkit: StartManagerTest: the manager stopped at once: %v", err)
-	}
-	return ctx
+	return startForTest(tb, "StartManagerTest", "the manager", mgr.Start, mgr.GetCache().WaitForCacheSync)
 }
 
 // kitManager is a manager whose API reader and event recorders are the
