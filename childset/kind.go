@@ -170,11 +170,7 @@ func (ls *listings) checkOne(skip string) {
 
 func (l indexerLister[C]) Get(namespace, name string) (C, bool, error) {
 	var zero C
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	obj, ok, err := l.indexer.GetByKey(key)
+	obj, ok, err := l.indexer.GetByKey(cache.NewObjectName(namespace, name).String())
 	if err != nil || !ok {
 		if apierrors.IsNotFound(err) {
 			err = nil

@@ -690,9 +690,4 @@ func isNil(obj any) bool {
 
 func wanted(replicas int32) int { return max(int(replicas), 0) }
 
-func childKey(c Object) string {
-	if ns := c.GetNamespace(); ns != "" {
-		return ns + "/" + c.GetName()
-	}
-	return c.GetName()
-}
+func childKey(c Object) string { return cache.MetaObjectToName(c).String() }

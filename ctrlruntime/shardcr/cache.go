@@ -510,9 +510,4 @@ func expiredWatch() watch.Interface {
 	return w
 }
 
-func objectKey(obj metav1.Object) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return ns + "/" + obj.GetName()
-	}
-	return obj.GetName()
-}
+func objectKey(obj metav1.Object) string { return toolscache.MetaObjectToName(obj).String() }

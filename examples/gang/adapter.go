@@ -29,7 +29,7 @@ type Gangs struct{ Indexer cache.Indexer }
 
 // Get reads a Gang from the cache; a missing one is NotFound.
 func (g Gangs) Get(namespace, name string) (*unstructured.Unstructured, error) {
-	obj, found, err := g.Indexer.GetByKey(namespace + "/" + name)
+	obj, found, err := g.Indexer.GetByKey(cache.NewObjectName(namespace, name).String())
 	if err != nil {
 		return nil, fmt.Errorf("gang cache: %w", err)
 	}

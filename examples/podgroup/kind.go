@@ -108,7 +108,7 @@ func (Kind) MinReadySeconds(*unstructured.Unstructured) int32 { return 0 }
 
 // Get reads a PodGroup from the informer cache.
 func (k Kind) Get(namespace, name string) (*unstructured.Unstructured, error) {
-	obj, ok, err := k.indexer.GetByKey(namespace + "/" + name)
+	obj, ok, err := k.indexer.GetByKey(cache.NewObjectName(namespace, name).String())
 	if err != nil {
 		return nil, fmt.Errorf("podgroup cache: %w", err)
 	}

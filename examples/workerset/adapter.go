@@ -22,7 +22,7 @@ type Set struct{ Indexer cache.Indexer }
 
 // Get reads a WorkerSet from the cache; a missing one is NotFound.
 func (s Set) Get(namespace, name string) (*unstructured.Unstructured, error) {
-	obj, found, err := s.Indexer.GetByKey(namespace + "/" + name)
+	obj, found, err := s.Indexer.GetByKey(cache.NewObjectName(namespace, name).String())
 	if err != nil {
 		return nil, fmt.Errorf("WorkerSet cache: %w", err)
 	}

@@ -9,15 +9,14 @@ package ownerkey
 import (
 	"errors"
 	"strings"
+
+	"k8s.io/client-go/tools/cache"
 )
 
 // Join returns the key of an owner; an empty namespace leaves out
 // "namespace/", an empty uid leaves out "@uid".
 func Join(namespace, name, uid string) string {
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key := cache.NewObjectName(namespace, name).String()
 	if uid == "" {
 		return key
 	}
