@@ -14,7 +14,10 @@
 // object and watch event on the client before the store, ByKey for owners
 // and ByController for children that follow their owner's UID. Its share is
 // fixed: when the member's share changes (WithOnChange), stop the informers
-// and the work on them and start new ones over the new share. That relists
+// and the work on them and start new ones over the new share, once the
+// writes the stopped work left in flight have settled (the safety margin
+// after the last one ended: a cancelled create may still be stored, and a
+// list made before it would not count it). That relists
 // the whole share, a cost paid once per hand-over; keeping informers and
 // relisting only the moved ranges would need a barrier proving every cache
 // has seen the gained ranges before any write on them, which a restart gives
