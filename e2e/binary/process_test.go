@@ -225,15 +225,38 @@ func getStatus(ctx context.Context, c *http.Client, url string) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// freePort returns a loopback port nobody listens on right now.
+// portsHandedOut holds every port freePort has returned in this test binary.
+// The kernel may hand the same free port to two listeners in a row when the
+// first process has not bound it yet, so two controllers started together
+// could otherwise be given one port and one of them would fail to start.
+var portsHandedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// freePort returns a loopback port nobody listens on right now and that no
+// earlier call in this test binary returned.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	portsHandedOut.Lock()
+	defer portsHandedOut.Unlock()
+	if portsHandedOut.ports == nil {
+		portsHandedOut.ports = map[int]bool{}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !portsHandedOut.ports[port] {
+			portsHandedOut.ports[port] = true
+			return port
+		}
+	}
+	t.Fatal("freePort: the kernel kept returning ports already handed out")
+	return 0
 }
 
 // lockedBuffer is a bytes.Buffer safe for a writer and readers at once.
@@ -260,4 +283,15 @@ func tail(s string, lines int) string {
 		all = append([]string{fmt.Sprintf("... %d lines before", len(all)-lines)}, all[len(all)-lines:]...)
 	}
 	return strings.Join(all, "\n")
+}
+
+func TestFreePortNeverRepeats(t *testing.T) {
+	seen := map[int]bool{}
+	for range 300 {
+		port := freePort(t)
+		if seen[port] {
+			t.Fatalf("freePort returned %d twice", port)
+		}
+		seen[port] = true
+	}
 }
