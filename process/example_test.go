@@ -1,0 +1,46 @@
+package process_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/leaderelection"
+
+	"github.com/ctrlkit/ctrlkit/process"
+)
+
+// A controller binary serves its probes, then runs its controller only
+// while it holds the leader Lease; closing drain stops it gracefully, and
+// the Lease is released once the work returned.
+func Example() {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	election := process.LeaderElection{Enabled: true, Namespace: "kube-system", Name: "my-controller",
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond}
+	watchdog := leaderelection.NewLeaderHealthzAdaptor(election.LeaseDuration)
+	health, err := process.Serve(ctx, "127.0.0.1:0", process.HealthHandler(watchdog, func() error { return nil }))
+	if err != nil {
+		panic(err)
+	}
+	defer health.Stop()
+
+	drain := make(chan struct{})
+	err = process.RunWithLease(ctx, drain, client, election, watchdog, func(ctx context.Context) {
+		resp, err := http.Get("http://" + health.Addr() + "/healthz")
+		if err != nil {
+			panic(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("leading; /healthz says %s", body)
+		close(drain) // a real controller drains its queue here
+	})
+	fmt.Println("stopped:", err)
+	// Output:
+	// leading; /healthz says ok
+	// stopped: <nil>
+}
