@@ -15,7 +15,9 @@ import (
 
 // A controller binary serves its probes, then runs its controller only
 // while it holds the leader Lease; closing drain stops it gracefully, and
-// the Lease is released once the work returned.
+// the Lease is released once the work returned. (Built against client-go
+// before v0.37, the watchdog's /healthz check reads the elector's last
+// renewal without its lock, which the race detector reports while leading.)
 func Example() {
 	ctx := context.Background()
 	client := fake.NewClientset()
@@ -30,17 +32,17 @@ func Example() {
 
 	drain := make(chan struct{})
 	err = process.RunWithLease(ctx, drain, client, election, watchdog, func(ctx context.Context) {
-		resp, err := http.Get("http://" + health.Addr() + "/healthz")
+		resp, err := http.Get("http://" + health.Addr() + "/readyz")
 		if err != nil {
 			panic(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		fmt.Printf("leading; /healthz says %s", body)
+		fmt.Printf("leading; /readyz says %s", body)
 		close(drain) // a real controller drains its queue here
 	})
 	fmt.Println("stopped:", err)
 	// Output:
-	// leading; /healthz says ok
+	// leading; /readyz says ok
 	// stopped: <nil>
 }

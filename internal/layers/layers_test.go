@@ -23,6 +23,7 @@ var allowed = map[string][]string{
 	"expectations":          nil,
 	"objectcontrol":         nil,
 	"podstate":              nil,
+	"process":               nil,
 	"shard":                 nil,
 	"simcluster":            nil,
 	"slowstart":             nil,
