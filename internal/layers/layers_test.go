@@ -18,23 +18,25 @@ const module = "github.com/ctrlkit/ctrlkit/"
 // import them; examples/ may import anything but e2e.
 var allowed = map[string][]string{
 	// Leaves.
-	"claim":                 nil,
-	"consistency":           nil,
-	"expectations":          nil,
-	"objectcontrol":         nil,
-	"podstate":              nil,
-	"process":               nil,
-	"shard":                 nil,
-	"simcluster":            nil,
-	"slowstart":             nil,
-	"validation":            nil,
-	"workqueue":             nil,
-	"workqueue/prommetrics": {"workqueue"},
+	"claim":         nil,
+	"consistency":   nil,
+	"expectations":  nil,
+	"objectcontrol": nil,
+	"podstate":      nil,
+	"process":       nil,
+	"shard":         nil,
+	"simcluster":    nil,
+	"slowstart":     nil,
+	"validation":    nil,
+	"workqueue":     nil,
 	// Over the leaves.
 	"podcontrol": {"objectcontrol"},
 	"podranking": {"podstate"},
 	"status":     {"podstate"},
 	"history":    {"claim"},
+	// The Prometheus adapter, of the queue, the ring and the set core's
+	// measurements.
+	"workqueue/prommetrics": {"consistency", "podcontrol", "shard", "workqueue"},
 	// The set core, then its pod specialisation.
 	"childset": {"claim", "consistency", "expectations", "history", "objectcontrol", "podranking", "slowstart", "status", "workqueue"},
 	"podset": {"childset", "claim", "consistency", "expectations", "history", "objectcontrol", "podcontrol",

@@ -11,8 +11,16 @@
 //	p, err := prommetrics.NewProvider(registry)
 //	q := workqueue.NewRateLimiting(rl, workqueue.WithName("replicaset"), workqueue.WithMetricsProvider(p))
 //
+// It is ctrlkit's one Prometheus adapter, so the controller's other
+// figures are here too: NewControllerMetrics records a set controller's
+// syncs (named as controller-runtime's controller_runtime_reconcile_*),
+// upstream's replicaset_controller_sorting_deletion_age_ratio and the pods
+// it wrote, and RegisterRunner publishes a shard.Runner's share, hand-overs
+// and caches as ctrlkit_shard_*.
+//
 // Nothing is registered globally. Providers built on the same registry share
 // its metrics, so several queues, or several components each building their
-// own provider, never collide. The package lives apart from workqueue so that
-// importing workqueue alone does not pull in the Prometheus client.
+// own provider, never collide. The package lives apart from workqueue, shard
+// and the set core so that importing them does not pull in the Prometheus
+// client.
 package prommetrics

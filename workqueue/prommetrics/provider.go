@@ -155,3 +155,13 @@ func (p *Provider) NewLongestRunningProcessorSecondsMetric(name string) cgworkqu
 func (p *Provider) NewRetriesMetric(name string) cgworkqueue.CounterMetric {
 	return p.retries.WithLabelValues(name)
 }
+
+// ResetGauges zeroes the depth and in-flight gauges of the queue name, for
+// a controller that stopped at once and starts again on a new queue of the
+// same name (a ring member's next share): the stopped queue keeps its items,
+// and would leave its depth published until the new one changed it.
+func (p *Provider) ResetGauges(name string) {
+	p.depth.WithLabelValues(name).Set(0)
+	p.unfinishedWork.WithLabelValues(name).Set(0)
+	p.longestRunning.WithLabelValues(name).Set(0)
+}
