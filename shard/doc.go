@@ -28,7 +28,8 @@
 // Epoch.ListWatch, listed only once the last epoch's writes have settled,
 // with every sync fenced by Epoch.Fence (the member's Guard), the owners of
 // gained ranges queued first, and a periodic sweep of owners whose status
-// is behind.
+// is behind. Epoch.Informer makes an informer over Epoch.ListWatch, and
+// Flags gives a binary its --shard-* flags, checks them and joins the ring.
 //
 // Server-side selection needs k8s.io/apimachinery v0.36 (Kubernetes 1.36),
 // which has ListOptions.ShardSelector and ListMeta.ShardInfo; the package

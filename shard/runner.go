@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -253,6 +254,17 @@ func (e *Epoch) ListWatch(inner cache.ListerWatcher, by Sharding) (*ShareListWat
 	e.lws = append(e.lws, lw)
 	e.mu.Unlock()
 	return lw, nil
+}
+
+// Informer is an informer of obj's kind over ListWatch(inner, by), indexed
+// by namespace, as a set controller's informers are; list it in
+// Work.Informers.
+func (e *Epoch) Informer(inner cache.ListerWatcher, obj runtime.Object, by Sharding) (cache.SharedIndexInformer, error) {
+	lw, err := e.ListWatch(inner, by)
+	if err != nil {
+		return nil, err
+	}
+	return cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}), nil
 }
 
 // Fence fences one sync of the owner with key, the shape of a podset

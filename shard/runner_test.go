@@ -44,11 +44,10 @@ func (l *runnerLog) epochCount() int {
 // the owners and sharded by UID, with a sweep that finds "ns/behind" behind.
 func podWork(cs *fake.Clientset, log *runnerLog) func(context.Context, *Epoch) (*Work, error) {
 	return func(_ context.Context, e *Epoch) (*Work, error) {
-		lw, err := e.ListWatch(podListWatch(cs), ByKey(KeyUID))
+		owners, err := e.Informer(podListWatch(cs), &corev1.Pod{}, ByKey(KeyUID))
 		if err != nil {
 			return nil, err
 		}
-		owners := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
 		log.mu.Lock()
 		i := len(log.epochs)
 		log.epochs = append(log.epochs, e)
