@@ -54,7 +54,7 @@ func NewReplicaSetController(ctx context.Context, client kubernetes.Interface, p
 	if err != nil {
 		return nil, err
 	}
-	opts = append([]Option{podset.WithQueueName("replicaset"), podset.WithEventSource("replicaset-controller")}, opts...)
+	opts = append([]Option{podset.WithQueueName(ReplicaSets.QueueName()), podset.WithEventSource(ReplicaSets.EventSource())}, opts...)
 	c, err := podset.New(ctx, client, podInformer, rsInformer.Informer(), kind, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
@@ -74,8 +74,8 @@ func NewReplicationManager(ctx context.Context, client kubernetes.Interface, pod
 		return nil, err
 	}
 	opts = append([]Option{
-		podset.WithQueueName("replicationmanager"),
-		podset.WithEventSource("replication-controller"),
+		podset.WithQueueName(ReplicationControllers.QueueName()),
+		podset.WithEventSource(ReplicationControllers.EventSource()),
 		podset.WithReadYourWrites(nil),
 	}, opts...)
 	c, err := podset.New(ctx, client, podInformer, rcInformer.Informer(), kind, opts...)

@@ -19,4 +19,8 @@
 // Run's context stops at once; Drain stops after syncing what is queued (see
 // podset.Controller.Run). Every podset option applies, including
 // podset.WithFeatureGates with upstream's gate names.
+//
+// A Kind names either kind for a binary: New builds its controller over an
+// informer factory, Access lists the permissions it uses, and NewForShare
+// builds it over one share of a shard ring, for a shard.Runner.
 package replicaset
