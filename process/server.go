@@ -105,10 +105,9 @@ func MetricsHandler(metrics http.Handler, profiling bool) http.Handler {
 	return mux
 }
 
-// CheckAddr reports whether Serve can listen on addr now: a host:port with
-// a port from 0 to 65535 in digits, bound and let go at once. A binary
-// checks its addresses so at start, failing rather than running on
-// without a server it was asked for.
+// CheckAddr reports whether addr is an address Serve could listen on: a
+// host:port with a port from 0 to 65535 in digits. Whether the port is
+// free is CanListen's to say.
 func CheckAddr(addr string) error {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -117,6 +116,13 @@ func CheckAddr(addr string) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("address %s: the port must be a number from 0 to 65535, not %q", addr, port)
 	}
+	return nil
+}
+
+// CanListen reports whether Serve can listen on addr now, by binding it and
+// letting it go. A binary checks its addresses so at start, failing rather
+// than running on without a server it was asked for.
+func CanListen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -82,16 +82,22 @@ func TestServeStopsWithItsContext(t *testing.T) {
 }
 
 func TestCheckAddr(t *testing.T) {
+	for addr, want := range map[string]string{
+		"localhost":         "address localhost: missing port in address",
+		"127.0.0.1:metrics": `address 127.0.0.1:metrics: the port must be a number from 0 to 65535, not "metrics"`,
+		"127.0.0.1:70000":   `address 127.0.0.1:70000: the port must be a number from 0 to 65535, not "70000"`,
+	} {
+		assert.EqualError(t, CheckAddr(addr), want, addr)
+	}
+	assert.NoError(t, CheckAddr("127.0.0.1:0"))
+	assert.NoError(t, CheckAddr("192.0.2.1:0"), "whether it can be bound is CanListen's to say")
+}
+
+func TestCanListen(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer taken.Close()
-	for addr, want := range map[string]string{
-		"localhost":          "address localhost: missing port",
-		"127.0.0.1:metrics":  `address 127.0.0.1:metrics: the port must be a number from 0 to 65535, not "metrics"`,
-		"127.0.0.1:70000":    "the port must be a number from 0 to 65535",
-		taken.Addr().String(): "address already in use",
-	} {
-		assert.ErrorContains(t, CheckAddr(addr), want, addr)
-	}
-	assert.NoError(t, CheckAddr("127.0.0.1:0"))
+	assert.ErrorContains(t, CanListen(taken.Addr().String()), "address already in use")
+	assert.Error(t, CanListen("192.0.2.1:0"), "an address of no local interface")
+	assert.NoError(t, CanListen("127.0.0.1:0"))
 }
