@@ -6,7 +6,8 @@
 // profiles on another (Serve, HealthHandler, MetricsHandler), checks before
 // starting that the API server answers and grants every permission the
 // controller needs (Preflight), and keeps requests, Lease calls and watches
-// on clients of their own (NewClients).
+// on clients of their own (NewClients), and starts the event recorder a
+// binary may want to wrap (StartEvents).
 //
 // None of this is about one kind of controller, and none of it fits a
 // feature package: shard spreads work over replicas, this package hosts the

@@ -47,6 +47,18 @@ func (l LeaderElection) Validate() error {
 	return nil
 }
 
+// Access is what leader election needs when enabled: get and update its
+// Lease, by name, and create it, which no name can restrict.
+func (l LeaderElection) Access() []Access {
+	if !l.Enabled {
+		return nil
+	}
+	lease := Access{Group: "coordination.k8s.io", Resource: "leases", Namespace: l.Namespace}
+	named := lease
+	named.Name = l.Name
+	return append(Accesses(named, "get", "update"), Accesses(lease, "create")...)
+}
+
 // PodNamespace is the pod's own namespace when its manifest passes it in
 // POD_NAMESPACE through the downward API, else kube-system.
 func PodNamespace() string {

@@ -168,3 +168,16 @@ func TestLeaderElectionValidate(t *testing.T) {
 	assert.Error(t, LeaderElection{Enabled: true, Namespace: "ns"}.Validate(), "no name")
 	assert.NoError(t, shortLease.Validate())
 }
+
+func TestLeaderElectionAccess(t *testing.T) {
+	assert.Empty(t, LeaderElection{Namespace: "ns", Name: "lock"}.Access(), "disabled")
+	var got []string
+	for _, a := range (LeaderElection{Enabled: true, Namespace: "ns", Name: "lock"}).Access() {
+		got = append(got, a.String())
+	}
+	assert.Equal(t, []string{
+		`get resource "leases" in API group "coordination.k8s.io" named "lock" in namespace "ns"`,
+		`update resource "leases" in API group "coordination.k8s.io" named "lock" in namespace "ns"`,
+		`create resource "leases" in API group "coordination.k8s.io" in namespace "ns"`,
+	}, got)
+}
