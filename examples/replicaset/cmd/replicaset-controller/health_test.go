@@ -84,27 +84,3 @@ func freeLoopbackAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
-
-// TestProfilesOnlyWithProfiling: /debug/pprof/ is served on the metrics port
-// with --profiling and not without; a heap profile asked with gc=1 reports
-// the heap after a collection, which is how the ring benchmark reads a
-// process's live heap.
-func TestProfilesOnlyWithProfiling(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	for _, profiling := range []bool{false, true} {
-		srv, err := startMetricsServer("127.0.0.1:0", http.NotFoundHandler(), profiling)
-		require.NoError(t, err)
-		resp, err := client.Get("http://" + srv.Addr() + "/debug/pprof/heap?gc=1&debug=1")
-		require.NoError(t, err)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		srv.stop()
-		if !profiling {
-			assert.Equal(t, http.StatusNotFound, resp.StatusCode, "profiles served without --profiling")
-			continue
-		}
-		assert.Equal(t, http.StatusOK, resp.StatusCode)
-		assert.Contains(t, string(body), "# HeapAlloc = ", "the heap profile reports the heap in use")
-	}
-}

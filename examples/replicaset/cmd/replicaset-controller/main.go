@@ -3,42 +3,23 @@
 //
 // With --kubeconfig, or inside a pod (KUBERNETES_SERVICE_HOST set), it manages
 // that cluster, and fails if that configuration does not load. With neither
-// it starts an embedded, in-memory SIMULATED cluster and
-// plays a scripted demo: create a ReplicaSet of 10, scale it to 100, delete
-// 10 pods by hand, give a few pods a low deletion cost, then scale down to 5
-// while explaining which pods go and why. It exits 0 when the demo is done;
-// --demo=false keeps the simulated cluster running idle instead. The simulated
-// cluster refuses --leader-elect.
+// it plays a scripted demo on an embedded, in-memory SIMULATED cluster and
+// exits 0 when it is done (simulated.go, internal/demo); --demo=false keeps
+// the simulated cluster running idle instead.
 //
 // /healthz and /readyz are served on --health-addr (the probes' port), and
-// /metrics on its own --metrics-addr, loopback by default: the metrics stay
-// private to the pod unless an operator opens them on purpose. /metrics serves
-// the work queue's workqueue_* family under the queue name "replicaset" or
-// "replicationmanager", upstream's
-// replicaset_controller_sorting_deletion_age_ratio, sync counts and times as
-// controller-runtime's controller_runtime_reconcile_total, _errors_total and
-// _time_seconds, and the pods the controller created and deleted as
-// ctrlkit_controller_pods_created_total and _deleted_total (counted from its
-// SuccessfulCreate and SuccessfulDelete events). The demo ends with a summary
-// of them.
+// /metrics on its own --metrics-addr, loopback by default (the families are
+// workqueue/prommetrics's, and Go's go_* and process_*). SIGINT or SIGTERM
+// drains the work queue (for at most --drain-timeout), releases the leader
+// lease and exits 0; a second signal stops at once and exits 1, and so does a
+// lost lease (see process.RunWithLease). Every API request but the
+// informers' watches is bounded by --kube-api-timeout.
 //
-// SIGINT or SIGTERM drains the work queue (for at most --drain-timeout),
-// releases the leader lease and exits 0; a second signal during the drain
-// stops at once and exits 1. Losing the leader lease stops at once, without
-// draining or releasing, and exits 1: another replica may already lead. It
-// waits two seconds at most for the workers, so a hung call cannot keep a
-// deposed leader alive. Every API request but the informers' watches is
-// bounded by --kube-api-timeout.
-//
-// Reading the code: the production path is main.go (entry point and exit
-// codes), flags.go, clients.go (which cluster, and the request timeout),
-// preflight.go (reachability and permissions), serve.go (the controller with
-// its health and metrics servers, under leader election when asked), then
-// leader.go, health.go, metrics.go, events.go and sharded.go (with
-// --shard-ring, the controller of one share, which shard.Runner runs per
-// share and restarts when the share changes). The simulated mode is
-// simulated.go (its flags, and that same serve on an in-memory cluster, with
-// a metrics summary at the end) and the scripted demo in internal/demo.
+// Reading the code: main.go (entry point and exit codes), flags.go (every
+// flag, which cluster, the permissions preflight checks), serve.go (the
+// controller with its health and metrics servers, under leader election or
+// as a ring member). Packages process, shard and workqueue/prommetrics do the
+// rest.
 package main
 
 import (
@@ -48,34 +29,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/ctrlkit/ctrlkit/process"
 )
 
+// preflightTimeout bounds each start-up check's request: a server that does
+// not answer is reported in seconds, not after minutes of informer retries.
+const preflightTimeout = 10 * time.Second
+
 func main() {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, stopNow := context.WithCancel(context.Background())
-	drain := make(chan struct{})
-	go relaySignals(sigs, drain, stopNow)
+	ctx, drain, stop := process.Signals(context.Background())
 	code := run(ctx, drain, os.Args[1:], os.Stdout, os.Stderr)
-	signal.Stop(sigs)
-	stopNow()
+	stop()
 	klog.Flush()
 	os.Exit(code)
-}
-
-// relaySignals turns the first signal into a graceful stop (drain is closed)
-// and the second into an immediate one (stopNow), so an operator who does
-// not want to wait for the drain can interrupt again.
-func relaySignals(sigs <-chan os.Signal, drain chan<- struct{}, stopNow func()) {
-	<-sigs
-	close(drain)
-	<-sigs
-	stopNow()
 }
 
 // run is main without the process: it parses args and runs until the demo
@@ -84,56 +55,50 @@ func relaySignals(sigs <-chan os.Signal, drain chan<- struct{}, stopNow func()) 
 // immediate stop, a lost lease or an error, 2 for bad flags.
 func run(ctx context.Context, drain <-chan struct{}, args []string, stdout, stderr io.Writer) int {
 	o := options{inClusterCfg: rest.InClusterConfig, getenv: os.Getenv}
-	fs := newFlagSet(&o, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := newFlagSet(&o, stderr).Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if err := o.validate(); err != nil {
+	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "replicaset-controller:", err)
-		return 2
+		return code
 	}
+	if err := o.validate(); err != nil {
+		return fail(2, err)
+	}
+	// A binary asked for metrics must not run on without them.
 	if o.metricsAddr != "" {
-		if err := canListen(o.metricsAddr); err != nil {
-			fmt.Fprintf(stderr, "replicaset-controller: --metrics-addr %s is unusable: %v (an empty address disables the metrics server)\n", o.metricsAddr, err)
-			return 2
+		if err := process.CanListen(o.metricsAddr); err != nil {
+			return fail(2, fmt.Errorf("--metrics-addr %s is unusable: %w (an empty address disables the metrics server)", o.metricsAddr, err))
 		}
 	}
 	ctx = klog.NewContext(ctx, klog.Background())
 	cfg, err := o.restConfig()
 	if err != nil {
-		fmt.Fprintln(stderr, "replicaset-controller:", err)
-		return 1
+		return fail(1, err)
 	}
 	if cfg == nil {
 		// Two simulated clusters never share a Lease: leader election or a
 		// ring there would only pretend to protect anything.
-		for flag, set := range map[string]bool{"--leader-elect": o.lease.enabled, "--shard-ring": o.shard.enabled()} {
-			if set {
-				fmt.Fprintf(stderr, "replicaset-controller: %s needs a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses it\n", flag)
-				return 2
-			}
+		if o.lease.Enabled || o.shard.Enabled() {
+			return fail(2, errors.New("--leader-elect and --shard-ring need a real cluster (--kubeconfig or in-cluster); the simulated cluster refuses them"))
 		}
-		if err := runSimulated(ctx, drain, o, stdout); err != nil {
-			fmt.Fprintln(stderr, "replicaset-controller: SIMULATED:", err)
-			return 1
+		if _, err := simulate(ctx, drain, o, stdout); err != nil {
+			return fail(1, fmt.Errorf("SIMULATED: %w", err))
 		}
 		return exitCode(ctx, stderr)
 	}
-	cs, err := newClients(cfg, o.requestTimeout)
+	cs, err := process.NewClients(cfg, o.requestTimeout)
+	if err == nil {
+		err = process.Preflight(ctx, cfg, preflightTimeout, o.access())
+	}
+	if err == nil {
+		err = serve(ctx, drain, o, cs, nil, false)
+	}
 	if err != nil {
-		fmt.Fprintln(stderr, "replicaset-controller:", err)
-		return 1
-	}
-	if err := preflight(ctx, cfg, o, preflightTimeout); err != nil {
-		fmt.Fprintln(stderr, "replicaset-controller:", err)
-		return 1
-	}
-	if err := serve(ctx, drain, o, cs, nil, false); err != nil {
-		fmt.Fprintln(stderr, "replicaset-controller:", err)
-		return 1
+		return fail(1, err)
 	}
 	return exitCode(ctx, stderr)
 }

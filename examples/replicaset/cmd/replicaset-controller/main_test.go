@@ -3,28 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
-	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/examples/replicaset/cmd/replicaset-controller/internal/demo"
 	"github.com/ctrlkit/ctrlkit/podranking"
 )
@@ -47,7 +39,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func demoOptions(kind string) options {
+func demoOptions(kind replicaset.Kind) options {
 	return options{
 		kind: kind, workers: 5, burst: 500, qps: 20, apiBurst: 30, drainTimeout: 5 * time.Second,
 		sim: simOptions{demo: true, delay: 20 * time.Millisecond, nodes: 3, timeout: 45 * time.Second},
@@ -62,8 +54,8 @@ var demoSummary = regexp.MustCompile(`metrics: \d+ syncs \(\d+ requeued to wait 
 // controller explained those choices by deletion cost.
 func TestDemo(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
-		t.Run(kind, func(t *testing.T) {
+	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
+		t.Run(string(kind), func(t *testing.T) {
 			var out syncBuffer
 			start := time.Now()
 			res, err := simulate(context.Background(), nil, demoOptions(kind), &out)
@@ -170,153 +162,21 @@ func TestInterruptDrainsAndExitsZero(t *testing.T) {
 	}
 }
 
-// TestSecondSignalStopsAtOnce: the first signal asks for a drain, the second
-// stops at once; run then exits 1 without waiting for the drain timeout.
-func TestSecondSignalStopsAtOnce(t *testing.T) {
+// TestStoppedAtOnceExitsOne: run on a context already stopped at once (a
+// second signal, see process.Signals) exits 1, promptly, even with a long
+// drain timeout.
+func TestStoppedAtOnceExitsOne(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	sigs := make(chan os.Signal, 2)
-	drain := make(chan struct{})
 	ctx, stopNow := context.WithCancel(context.Background())
-	defer stopNow()
-	relayed := make(chan struct{})
-	go func() { defer close(relayed); relaySignals(sigs, drain, stopNow) }()
-	sigs <- syscall.SIGTERM
-	<-drain
-	assert.NoError(t, ctx.Err(), "the first signal only drains")
-	sigs <- syscall.SIGINT
-	<-relayed
-	require.Error(t, ctx.Err(), "the second signal stops at once")
-
-	// run on a context already stopped at once exits 1, promptly, even with
-	// a long drain timeout.
+	stopNow()
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	drain := make(chan struct{})
+	close(drain) // the first signal
 	var out syncBuffer
 	start := time.Now()
 	code := run(ctx, drain, []string{"--demo=false", "--health-addr=", "--metrics-addr=", "--drain-timeout=1h"}, &out, io.Discard)
 	assert.Equal(t, 1, code)
 	assert.Less(t, time.Since(start), 10*time.Second)
-}
-
-// TestLeaseLostStopsAtOnce: when renewals fail, work's context is cancelled
-// at once, runWithLease returns errLeaseLost, and the lease is not released
-// (no update clearing the holder is even attempted).
-func TestLeaseLostStopsAtOnce(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	client := fake.NewSimpleClientset()
-	var (
-		mu       sync.Mutex
-		failing  bool
-		releases int
-	)
-	client.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		lease := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease)
-		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
-			releases++
-		}
-		if failing {
-			return true, nil, errors.New("apiserver unreachable")
-		}
-		return false, nil, nil
-	})
-	cfg := leaseConfig{enabled: true, namespace: "kube-system", name: "l",
-		leaseDuration: 2 * time.Second, renewDeadline: 300 * time.Millisecond, retryPeriod: 50 * time.Millisecond}
-	started := make(chan struct{})
-	var cancelledAfter time.Duration
-	var lostAt time.Time
-	done := make(chan error, 1)
-	go func() {
-		done <- runWithLease(context.Background(), nil, client, cfg, nil, func(wctx context.Context) {
-			close(started)
-			<-wctx.Done()
-			cancelledAfter = time.Since(lostAt)
-		})
-	}()
-	<-started
-	mu.Lock()
-	failing = true
-	lostAt = time.Now()
-	mu.Unlock()
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, errLeaseLost)
-	case <-time.After(10 * time.Second):
-		t.Fatal("runWithLease did not return after the lease was lost")
-	}
-	assert.Less(t, cancelledAfter, cfg.renewDeadline+time.Second, "work stopped within the renew deadline")
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Zero(t, releases, "a lost lease is never released")
-}
-
-// TestLeaseReleasedAfterWork checks the shutdown order: work drains first,
-// then the lease is released (its holder cleared) for a successor.
-func TestLeaseReleasedAfterWork(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	client := fake.NewSimpleClientset()
-	cfg := leaseConfig{enabled: true, namespace: "kube-system", name: "l",
-		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 50 * time.Millisecond}
-	ctx, cancel := context.WithCancel(context.Background())
-	var workEnded time.Time
-	started := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- runWithLease(ctx, nil, client, cfg, nil, func(wctx context.Context) {
-			close(started)
-			<-wctx.Done()
-			time.Sleep(50 * time.Millisecond) // a drain
-			workEnded = time.Now()
-		})
-	}()
-	<-started
-	lease, err := client.CoordinationV1().Leases("kube-system").Get(context.Background(), "l", metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NotEmpty(t, *lease.Spec.HolderIdentity)
-	cancel()
-	require.NoError(t, <-done)
-	assert.False(t, workEnded.IsZero())
-	lease, err = client.CoordinationV1().Leases("kube-system").Get(context.Background(), "l", metav1.GetOptions{})
-	require.NoError(t, err)
-	assert.Empty(t, ptrString(lease.Spec.HolderIdentity), "lease released")
-}
-
-func ptrString(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func TestHealthServer(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var ready bool
-	var mu sync.Mutex
-	h, err := startHealthServer("127.0.0.1:0", nil, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if !ready {
-			return io.ErrUnexpectedEOF
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	defer h.stop()
-	get := func(path string) int {
-		resp, err := http.Get("http://" + h.Addr() + path)
-		require.NoError(t, err)
-		_ = resp.Body.Close()
-		return resp.StatusCode
-	}
-	assert.Equal(t, http.StatusOK, get("/healthz"))
-	assert.Equal(t, http.StatusServiceUnavailable, get("/readyz"))
-	mu.Lock()
-	ready = true
-	mu.Unlock()
-	assert.Equal(t, http.StatusOK, get("/readyz"))
-	// A taken port is an error, not a panic.
-	_, err = startHealthServer(h.Addr(), nil, func() error { return nil })
-	require.Error(t, err)
 }
 
 func TestRestConfigChoosesTheCluster(t *testing.T) {

@@ -1,117 +1,55 @@
 package main
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
-	"regexp"
-	"strings"
+	"fmt"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/require"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/rest"
-	k8stesting "k8s.io/client-go/testing"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/process"
+	"github.com/ctrlkit/ctrlkit/shard"
 )
 
-// reviewingClient answers SelfSubjectAccessReviews by allowed and
-// SelfSubjectReviews with user.
-func reviewingClient(user string, allowed func(*authorizationv1.ResourceAttributes) bool) *fake.Clientset {
-	cs := fake.NewClientset()
-	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).DeepCopy()
-		r.Status.Allowed = allowed(r.Spec.ResourceAttributes)
-		return true, r, nil
-	})
-	cs.PrependReactor("create", "selfsubjectreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
-		r := &authenticationv1.SelfSubjectReview{}
-		r.Status.UserInfo.Username = user
-		return true, r, nil
-	})
-	return cs
-}
-
-func TestCheckPermissionsAllowed(t *testing.T) {
-	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
-		o := options{kind: kind}
-		o.lease = leaseConfig{enabled: true, namespace: "kube-system", name: "lock"}
-		cs := reviewingClient("alice", func(*authorizationv1.ResourceAttributes) bool { return true })
-		require.NoError(t, checkPermissions(context.Background(), cs, requiredPermissions(o)), kind)
-		// Every needed rule was asked about, leases included.
-		require.Len(t, cs.Actions(), len(requiredPermissions(o)), kind)
+// TestPreflightChecksOwnerGet: a Role without get on the owner kind would
+// pass the list and watch checks and fail at the first adoption (its
+// uncached re-read) or the first status conflict; preflight asks for it, in
+// the watched namespace.
+func TestPreflightChecksOwnerGet(t *testing.T) {
+	for kind, want := range map[replicaset.Kind]string{
+		replicaset.ReplicaSets:            `get resource "replicasets" in API group "apps" in namespace "team-a"`,
+		replicaset.ReplicationControllers: `get resource "replicationcontrollers" in namespace "team-a"`,
+	} {
+		o := options{kind: kind, namespace: "team-a"}
+		assert.Contains(t, fmt.Sprint(o.access()), want, kind)
 	}
 }
 
-func TestCheckPermissionsNamesEveryMissingOne(t *testing.T) {
-	o := options{kind: kindReplicaSet, namespace: "team-a"}
-	deny := map[string]bool{"list/pods": true, "update/replicasets/status": true}
-	cs := reviewingClient("system:serviceaccount:team-a:bot", func(r *authorizationv1.ResourceAttributes) bool {
-		key := r.Verb + "/" + r.Resource
-		if r.Subresource != "" {
-			key += "/" + r.Subresource
+// TestPreflightChecksTheLeases: leader election needs its one Lease by
+// name (and create, which no name restricts); a ring member every Lease of
+// the ring's namespace.
+func TestPreflightChecksTheLeases(t *testing.T) {
+	leases := func(o options) (got []string) {
+		for _, a := range o.access() {
+			if a.Resource == "leases" {
+				got = append(got, a.String())
+			}
 		}
-		return !deny[key]
-	})
-	err := checkPermissions(context.Background(), cs, requiredPermissions(o))
-	require.Error(t, err)
-	msg := err.Error()
-	t.Log(msg)
-	require.Equal(t, 2, strings.Count(msg, "missing permission: "))
-	require.Contains(t, msg, `user "system:serviceaccount:team-a:bot" cannot list resource "pods" in namespace "team-a"`)
-	require.Contains(t, msg, `cannot update resource "replicasets/status" in API group "apps" in namespace "team-a"`)
-	// The e2e test matches the API server's own wording.
-	require.Regexp(t, regexp.MustCompile(`cannot (list|update) resource "[a-z/]+"`), msg)
-	require.NotContains(t, msg, "watch")
-}
-
-func TestCheckPermissionsWithoutUserName(t *testing.T) {
-	cs := reviewingClient("", func(r *authorizationv1.ResourceAttributes) bool { return r.Verb != "watch" })
-	err := checkPermissions(context.Background(), cs, requiredPermissions(options{kind: kindReplicationController}))
-	require.ErrorContains(t, err, `missing permission: the configured user cannot watch resource "pods" in all namespaces`)
-	require.ErrorContains(t, err, `cannot watch resource "replicationcontrollers" in all namespaces`)
-}
-
-func TestPreflightUnreachableServer(t *testing.T) {
-	// A server that accepts connections but never answers: only the
-	// client timeout ends the check.
-	hang := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-hang }))
-	defer srv.Close()
-	defer close(hang)
-
-	start := time.Now()
-	cfg := &rest.Config{Host: srv.URL}
-	err := preflight(context.Background(), cfg, options{kind: kindReplicaSet}, 500*time.Millisecond)
-	require.ErrorContains(t, err, "cannot reach the API server at "+srv.URL)
-	require.Less(t, time.Since(start), 5*time.Second)
-}
-
-func TestPreflightClosedPort(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close()
-	err := preflight(context.Background(), &rest.Config{Host: url}, options{kind: kindReplicaSet}, preflightTimeout)
-	require.ErrorContains(t, err, "cannot reach the API server at "+url)
-}
-
-// TestPreflightNamesMissingOwnerGet: a Role without get on the owner kind
-// would pass the list and watch checks and fail at the first adoption (its
-// uncached re-read) or the first status conflict; preflight refuses it.
-func TestPreflightNamesMissingOwnerGet(t *testing.T) {
-	cases := []struct{ kind, want string }{
-		{kindReplicaSet, `cannot get resource "replicasets" in API group "apps" in namespace "team-a"`},
-		{kindReplicationController, `cannot get resource "replicationcontrollers" in namespace "team-a"`},
+		return got
 	}
-	for _, tc := range cases {
-		cs := reviewingClient("bot", func(r *authorizationv1.ResourceAttributes) bool {
-			return r.Verb != "get" || r.Resource == "leases"
-		})
-		err := checkPermissions(context.Background(), cs, requiredPermissions(options{kind: tc.kind, namespace: "team-a"}))
-		require.ErrorContains(t, err, tc.want, tc.kind)
-		require.Equal(t, 1, strings.Count(err.Error(), "missing permission: "), tc.kind)
+	o := options{kind: replicaset.ReplicaSets}
+	assert.Empty(t, leases(o))
+	o.lease = process.LeaderElection{Enabled: true, Namespace: "kube-system", Name: "lock"}
+	assert.Equal(t, []string{
+		`get resource "leases" in API group "coordination.k8s.io" named "lock" in namespace "kube-system"`,
+		`update resource "leases" in API group "coordination.k8s.io" named "lock" in namespace "kube-system"`,
+		`create resource "leases" in API group "coordination.k8s.io" in namespace "kube-system"`,
+	}, leases(o))
+	o.lease = process.LeaderElection{}
+	o.shard = shard.Flags{Ring: "r", Namespace: "ring-ns"}
+	assert.Len(t, leases(o), 5)
+	for _, l := range leases(o) {
+		assert.Contains(t, l, `in namespace "ring-ns"`)
+		assert.NotContains(t, l, "named")
 	}
 }

@@ -30,6 +30,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/process"
+	"github.com/ctrlkit/ctrlkit/shard"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
@@ -170,7 +173,7 @@ func TestDeploymentManifest(t *testing.T) {
 	fs := newFlagSet(&o, io.Discard)
 	require.NoError(t, fs.Parse(c.Args))
 	require.NoError(t, o.validate())
-	assert.True(t, o.lease.enabled, "a multi-replica Deployment must elect a leader")
+	assert.True(t, o.lease.Enabled, "a multi-replica Deployment must elect a leader")
 	// The Lease Role's name-restricted rule must name the Deployment's lease.
 	var leaseNames []string
 	for _, obj := range rbac {
@@ -180,7 +183,7 @@ func TestDeploymentManifest(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, []string{o.lease.name}, leaseNames)
+	assert.Equal(t, []string{o.lease.Name}, leaseNames)
 	// The probes' port is the health address's, and /metrics is on neither
 	// it nor any other interface than loopback.
 	_, healthPort, err := net.SplitHostPort(o.healthAddr)
@@ -207,9 +210,9 @@ func TestDeploymentManifest(t *testing.T) {
 func TestRBACMatchesWhatTheControllerUses(t *testing.T) {
 	base := grantedBy(t, "rbac-base.yaml")
 	require.NotEmpty(t, base)
-	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
+	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
 		used := exerciseController(t, kind)
-		for _, file := range []string{"rbac-" + kind + ".yaml", "rbac-" + kind + "-namespaced.yaml"} {
+		for _, file := range []string{"rbac-" + string(kind) + ".yaml", "rbac-" + string(kind) + "-namespaced.yaml"} {
 			granted := grantedBy(t, file)
 			for p := range base {
 				granted[p] = true
@@ -255,8 +258,8 @@ func TestNamespacedRBACGrantsNothingOutsideItsNamespace(t *testing.T) {
 	namespaced := map[string]bool{"pods": true, "events": true, "replicasets": true, "replicasets/status": true,
 		"replicasets/finalizers": true, "replicationcontrollers": true, "replicationcontrollers/status": true,
 		"replicationcontrollers/finalizers": true}
-	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
-		file := "rbac-" + kind + "-namespaced.yaml"
+	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
+		file := "rbac-" + string(kind) + "-namespaced.yaml"
 		objs := decodeManifests(t, file)
 		require.Len(t, objs, 2, file)
 		role, ok := objs[0].(*rbacv1.Role)
@@ -279,14 +282,14 @@ func TestNamespacedRBACGrantsNothingOutsideItsNamespace(t *testing.T) {
 // exerciseController returns the permissions one kind's controller used.
 // The test sets the scene through the object tracker, which records no
 // actions, so only the controller's own calls are counted.
-func exerciseController(t *testing.T, kind string) map[permission]bool {
+func exerciseController(t *testing.T, kind replicaset.Kind) map[permission]bool {
 	t.Helper()
 	return exerciseControllerWith(t, kind, func(*options) {})
 }
 
 // exerciseControllerWith is exerciseController with the options changed by
 // adjust first.
-func exerciseControllerWith(t *testing.T, kind string, adjust func(*options)) map[permission]bool {
+func exerciseControllerWith(t *testing.T, kind replicaset.Kind, adjust func(*options)) map[permission]bool {
 	t.Helper()
 	cluster := simcluster.New(simcluster.WithStartupDelay(0))
 	cs := cluster.Client()
@@ -315,7 +318,7 @@ func exerciseControllerWith(t *testing.T, kind string, adjust func(*options)) ma
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}}
 	replicas := int32(3)
 	var ownerKind string
-	if kind == kindReplicationController {
+	if kind == replicaset.ReplicationControllers {
 		ownerKind = "ReplicationController"
 		require.NoError(t, tracker.Add(&v1.ReplicationController{
 			ObjectMeta: metav1.ObjectMeta{Name: "o", Namespace: ns, UID: "owner-uid", ResourceVersion: "1"},
@@ -339,12 +342,12 @@ func exerciseControllerWith(t *testing.T, kind string, adjust func(*options)) ma
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: ownerKind, Name: "o", UID: "owner-uid", Controller: &isController}}}}))
 
 	o := options{kind: kind, workers: 2, burst: 500, drainTimeout: time.Second,
-		lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "ctrlkit-replicaset-controller",
-			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 100 * time.Millisecond}}
+		lease: process.LeaderElection{Enabled: true, Namespace: "ctrlkit-system", Name: "ctrlkit-replicaset-controller",
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond}}
 	adjust(&o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, nil, o, sameClient(cs), nil, true) }()
+	go func() { done <- serve(ctx, nil, o, process.OneClient(cs), nil, true) }()
 
 	podsOwned := func() (owned int) {
 		list, err := tracker.List(v1.SchemeGroupVersion.WithResource("pods"), v1.SchemeGroupVersion.WithKind("Pod"), ns)
@@ -388,12 +391,12 @@ func hasAction(cs interface{ Actions() []k8stesting.Action }, verb, resource str
 	return false
 }
 
-func ownerResource(t *testing.T, kind string, cs interface {
+func ownerResource(t *testing.T, kind replicaset.Kind, cs interface {
 	Tracker() k8stesting.ObjectTracker
 }, ns string) (schema.GroupVersionResource, runtime.Object) {
 	t.Helper()
 	gvr := appsv1.SchemeGroupVersion.WithResource("replicasets")
-	if kind == kindReplicationController {
+	if kind == replicaset.ReplicationControllers {
 		gvr = v1.SchemeGroupVersion.WithResource("replicationcontrollers")
 	}
 	obj, err := cs.Tracker().Get(gvr, ns, "o")
@@ -427,19 +430,19 @@ func setReplicas(obj runtime.Object, n int32) {
 // controller of a kind calls, preflight asks about first, so that a Role
 // missing any of it fails at start-up rather than at the first call.
 func TestPreflightChecksEveryPermissionTheControllerUses(t *testing.T) {
-	for _, kind := range []string{kindReplicaSet, kindReplicationController} {
-		o := options{kind: kind, lease: leaseConfig{enabled: true, namespace: "ctrlkit-system", name: "ctrlkit-replicaset-controller"}}
+	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
+		o := options{kind: kind, lease: process.LeaderElection{Enabled: true, Namespace: "ctrlkit-system", Name: "ctrlkit-replicaset-controller"}}
 		checked := map[permission]bool{}
-		for _, r := range requiredPermissions(o) {
-			res := r.resource
-			if r.subresource != "" {
-				res += "/" + r.subresource
+		for _, r := range o.access() {
+			res := r.Resource
+			if r.Subresource != "" {
+				res += "/" + r.Subresource
 			}
-			if r.name != "" {
-				checked[namedPerm(r.group, res, r.verb, r.name)] = true
+			if r.Name != "" {
+				checked[namedPerm(r.Group, res, r.Verb, r.Name)] = true
 				continue
 			}
-			checked[perm(r.group, res, r.verb)] = true
+			checked[perm(r.Group, res, r.Verb)] = true
 		}
 		for p := range exerciseController(t, kind) {
 			assert.True(t, checked[p], "%s: the controller uses %s, which preflight does not check", kind, p)
@@ -453,29 +456,29 @@ func TestPreflightChecksEveryPermissionTheControllerUses(t *testing.T) {
 func TestShardRBACMatchesWhatARingMemberUses(t *testing.T) {
 	shardFile := grantedBy(t, "rbac-shard.yaml")
 	require.NotEmpty(t, shardFile)
-	for _, by := range []string{shardByUID, shardByNamespace} {
-		kind := kindReplicaSet
+	for _, by := range []string{shard.ByUID, shard.ByNamespace} {
+		kind := replicaset.ReplicaSets
 		var opts options
 		used := exerciseControllerWith(t, kind, func(o *options) {
-			o.lease = leaseConfig{}
-			o.shard = shardConfig{ring: "rbac", by: by, namespace: "ctrlkit-system", identity: "replica-0",
-				leaseDuration: 3 * time.Second, renewInterval: 200 * time.Millisecond, safetyMargin: time.Second, sweepInterval: time.Second}
-			require.NoError(t, o.shard.validate())
+			o.lease = process.LeaderElection{}
+			o.shard = shard.Flags{Ring: "rbac", By: by, Namespace: "ctrlkit-system", Identity: "replica-0",
+				LeaseDuration: 3 * time.Second, RenewInterval: 200 * time.Millisecond, SafetyMargin: time.Second, SweepInterval: time.Second}
+			require.NoError(t, o.shard.Validate())
 			opts = *o
 		})
-		granted := grantedBy(t, "rbac-"+kind+".yaml")
+		granted := grantedBy(t, "rbac-"+string(kind)+".yaml")
 		for p := range shardFile {
 			granted[p] = true
 		}
 		assert.Equal(t, sortedKeys(granted), sortedKeys(used), "--shard-by=%s: rbac-%s.yaml and rbac-shard.yaml must grant exactly the verbs a ring member uses", by, kind)
 
 		checked := map[permission]bool{}
-		for _, r := range requiredPermissions(opts) {
-			res := r.resource
-			if r.subresource != "" {
-				res += "/" + r.subresource
+		for _, r := range opts.access() {
+			res := r.Resource
+			if r.Subresource != "" {
+				res += "/" + r.Subresource
 			}
-			checked[perm(r.group, res, r.verb)] = true
+			checked[perm(r.Group, res, r.Verb)] = true
 		}
 		for p := range used {
 			assert.True(t, checked[p], "the ring member uses %s, which preflight does not check", p)

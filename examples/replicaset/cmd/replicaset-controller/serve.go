@@ -5,78 +5,96 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/podset"
+	"github.com/ctrlkit/ctrlkit/process"
 	"github.com/ctrlkit/ctrlkit/shard"
+	"github.com/ctrlkit/ctrlkit/workqueue/prommetrics"
 )
 
-// serve runs the controller (under a lease when asked) until drain is closed
-// (graceful stop) or ctx is done (immediate stop), with the health server
-// alongside. simulated only relaxes the health server: the demo must not fail
-// because the port is taken on a developer's machine.
-func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, extra []replicaset.Option, simulated bool) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(cs.watches, 0, informers.WithNamespace(o.namespace))
-	client := cs.requests
-	metrics := o.metrics
-	if metrics == nil {
-		m, err := newControllerMetrics()
-		if err != nil {
+// metrics is the binary's Prometheus registry, with the Go runtime's and
+// process's families: heap and CPU are what a ring of replicas divides.
+type metrics struct {
+	registry *prometheus.Registry
+	queue    *prommetrics.Provider
+	*prommetrics.ControllerMetrics
+}
+
+func newMetrics() (*metrics, error) {
+	m := &metrics{registry: prometheus.NewRegistry()}
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var err error
+	if m.queue, err = prommetrics.NewProvider(m.registry); err != nil {
+		return nil, err
+	}
+	m.ControllerMetrics, err = prommetrics.NewControllerMetrics(m.registry)
+	return m, err
+}
+
+// serve runs the controller, under a lease or as a ring member when asked,
+// until drain is closed (graceful stop) or ctx is done (immediate stop), with
+// the health and metrics servers alongside. simulated only relaxes the health
+// server: the demo must not fail on a developer's taken port.
+func serve(ctx context.Context, drain <-chan struct{}, o options, cs process.Clients, extra []replicaset.Option, simulated bool) error {
+	m := o.metrics
+	if m == nil {
+		var err error
+		if m, err = newMetrics(); err != nil {
 			return err
 		}
-		metrics = m
 	}
-	recorder, stopRecording := startEventRecorder(ctx, client, o.kind, metrics)
-	defer stopRecording()
+	// The recorder the controller would start for itself, counting the pods
+	// it writes.
+	recorder, stopEvents := process.StartEvents(ctx, cs.Requests, o.kind.EventSource())
+	defer stopEvents()
 	opts := append([]replicaset.Option{
-		podset.WithEventRecorder(recorder),
-		podset.WithMetrics(metrics),
-		podset.WithMetricsProvider(metrics.queue),
-		podset.WithWorkers(o.workers),
-		podset.WithBurstReplicas(o.burst),
-		podset.WithDrainTimeout(o.drainTimeout),
+		podset.WithEventRecorder(m.RecordPodWrites(recorder, string(o.kind))),
+		podset.WithMetrics(m), podset.WithMetricsProvider(m.queue),
+		podset.WithWorkers(o.workers), podset.WithBurstReplicas(o.burst), podset.WithDrainTimeout(o.drainTimeout),
 	}, extra...)
-	// With --shard-ring the ring runner builds a controller per share
-	// (sharded.go); otherwise one controller manages everything.
+
+	// With --shard-ring a Runner builds a controller per share; otherwise
+	// one controller manages everything.
+	factory := informers.NewSharedInformerFactoryWithOptions(cs.Watches, 0, informers.WithNamespace(o.namespace))
 	var ctrl *replicaset.Controller
 	var ring *shard.Runner
 	var err error
-	if o.shard.enabled() {
-		ring, err = newRing(o, cs, opts, metrics)
+	if o.shard.Enabled() {
+		ring, err = newRing(o, cs, opts, m)
 	} else {
-		ctrl, err = newController(ctx, o.kind, client, factory, opts)
+		ctrl, err = replicaset.New(ctx, o.kind, cs.Requests, factory, opts...)
 	}
 	if err != nil {
 		return err
 	}
 	var watchdog *leaderelection.HealthzAdaptor
-	if o.lease.enabled {
-		watchdog = leaderelection.NewLeaderHealthzAdaptor(o.lease.leaseDuration)
+	if o.lease.Enabled {
+		watchdog = leaderelection.NewLeaderHealthzAdaptor(o.lease.LeaseDuration)
 	}
 	var leading atomic.Bool
 	ready := func() error {
-		if o.lease.enabled && !leading.Load() {
-			return nil // a standby is ready to take over
-		}
 		if ring != nil {
 			return ring.Ready()
 		}
-		if !ctrl.HasSynced() {
-			return errors.New("informer caches not synced")
+		if (o.lease.Enabled && !leading.Load()) || ctrl.HasSynced() {
+			return nil // a standby is ready to take over
 		}
-		return nil
+		return errors.New("informer caches not synced")
 	}
 	// Health and metrics never share a port: probes must reach the health
 	// port from outside the pod, metrics need not (see --metrics-addr).
 	if o.healthAddr != "" {
-		h, err := startHealthServer(o.healthAddr, watchdog, ready)
+		h, err := process.Serve(ctx, o.healthAddr, process.HealthHandler(watchdog, ready))
 		switch {
 		case err == nil:
-			defer h.stop()
+			defer h.Stop()
 		case simulated:
 			klog.FromContext(ctx).Info("Health server disabled", "reason", err.Error())
 		default:
@@ -84,20 +102,22 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 		}
 	}
 	if o.metricsAddr != "" {
-		// Refused even when simulated: run checked the address at start,
-		// and a binary asked for metrics must not run on without them.
-		h, err := startMetricsServer(o.metricsAddr, metrics.handler(), o.profiling)
+		// Refused even when simulated: run checked the address at start.
+		h, err := process.Serve(ctx, o.metricsAddr, process.MetricsHandler(promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry}), o.profiling))
 		if err != nil {
 			return err
 		}
-		defer h.stop()
+		defer h.Stop()
+	}
+	if ring != nil {
+		return ring.Run(ctx, drain)
 	}
 	// work runs the controller until ctx is done (stop now) or drain is
-	// closed (drain, then stop).
+	// closed (drain, then stop); the informers outlive the drain.
 	work := func(ctx context.Context) {
 		leading.Store(true)
-		// The informers outlive a graceful stop's drain, not the run.
 		informerCtx, stopInformers := context.WithCancel(ctx)
+		defer factory.Shutdown()
 		defer stopInformers()
 		factory.Start(informerCtx.Done())
 		// Run returns only after one of the two, so this always ends.
@@ -108,23 +128,33 @@ func serve(ctx context.Context, drain <-chan struct{}, o options, cs clients, ex
 			case <-ctx.Done():
 			}
 		}()
-		_ = ctrl.Run(ctx) // returns nil once stopped; misuse is impossible here
-		stopInformers()
-		factory.Shutdown()
+		_ = ctrl.Run(ctx) // nil once stopped; misuse is impossible here
 	}
-	if ring != nil {
-		return ring.Run(ctx, drain)
-	}
-	if !o.lease.enabled {
+	if !o.lease.Enabled {
 		work(ctx)
 		return nil
 	}
-	return runWithLease(ctx, drain, cs.leases, o.lease, watchdog, work)
+	return process.RunWithLease(ctx, drain, cs.Leases, o.lease, watchdog, work)
 }
 
-func newController(ctx context.Context, kind string, client kubernetes.Interface, f informers.SharedInformerFactory, opts []replicaset.Option) (*replicaset.Controller, error) {
-	if kind == kindReplicationController {
-		return replicaset.NewReplicationManager(ctx, client, f.Core().V1().Pods(), f.Core().V1().ReplicationControllers(), opts...)
+// newRing joins the ring and returns the Runner of a controller per share,
+// its metrics registered.
+func newRing(o options, cs process.Clients, opts []replicaset.Option, m *metrics) (*shard.Runner, error) {
+	member, err := o.shard.NewMember(cs.Leases.CoordinationV1())
+	if err != nil {
+		return nil, err
 	}
-	return replicaset.NewReplicaSetController(ctx, client, f.Core().V1().Pods(), f.Apps().V1().ReplicaSets(), opts...)
+	r := shard.NewRunner(member, func(ctx context.Context, e *shard.Epoch) (*shard.Work, error) {
+		w, err := replicaset.NewForShare(ctx, o.kind, e, cs.Requests, cs.Watches, o.namespace, shard.ByKey(o.shard.Key()), o.shard.Children(), opts...)
+		if err != nil {
+			return nil, err
+		}
+		// A queue stopped at once keeps its items, and so its depth, while
+		// the next share's publishes under the same name.
+		run := w.Run
+		w.Run = func(ctx context.Context) { run(ctx); m.queue.ResetGauges(o.kind.QueueName()) }
+		w.SweepInterval = o.shard.SweepInterval
+		return w, nil
+	})
+	return r, prommetrics.RegisterRunner(m.registry, r)
 }

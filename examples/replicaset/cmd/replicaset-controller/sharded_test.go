@@ -12,14 +12,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 
+	"github.com/ctrlkit/ctrlkit/examples/replicaset"
+	"github.com/ctrlkit/ctrlkit/process"
+	"github.com/ctrlkit/ctrlkit/shard"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // gaugeValue reads one unlabelled gauge or counter back from the registry.
-func gaugeValue(t *testing.T, m *controllerMetrics, name string) float64 {
+func gaugeValue(t *testing.T, m *metrics, name string) float64 {
 	t.Helper()
 	v, ok := registeredValue(t, m, name)
 	if !ok {
@@ -30,7 +31,7 @@ func gaugeValue(t *testing.T, m *controllerMetrics, name string) float64 {
 
 // registeredValue is gaugeValue for a metric that may not be registered
 // yet: serve registers a ring's metrics on its own goroutine.
-func registeredValue(t *testing.T, m *controllerMetrics, name string) (float64, bool) {
+func registeredValue(t *testing.T, m *metrics, name string) (float64, bool) {
 	t.Helper()
 	families, err := m.registry.Gather()
 	require.NoError(t, err)
@@ -57,17 +58,17 @@ func TestRingMembersShareTheOwners(t *testing.T) {
 	cs := cluster.Client()
 	ctx := context.Background()
 
-	start := func(id string) (*controllerMetrics, func()) {
-		m, err := newControllerMetrics()
+	start := func(id string) (*metrics, func()) {
+		m, err := newMetrics()
 		require.NoError(t, err)
-		o := options{kind: kindReplicaSet, workers: 2, burst: 500, drainTimeout: time.Second, metrics: m,
-			shard: shardConfig{ring: "test", by: shardByUID, namespace: "kube-system", identity: id,
-				leaseDuration: 3 * time.Second, renewInterval: 100 * time.Millisecond, safetyMargin: time.Second,
-				sweepInterval: time.Second}}
-		require.NoError(t, o.shard.validate())
+		o := options{kind: replicaset.ReplicaSets, workers: 2, burst: 500, drainTimeout: time.Second, metrics: m,
+			shard: shard.Flags{Ring: "test", By: shard.ByUID, Namespace: "kube-system", Identity: id,
+				LeaseDuration: 3 * time.Second, RenewInterval: 100 * time.Millisecond, SafetyMargin: time.Second,
+				SweepInterval: time.Second}}
+		require.NoError(t, o.shard.Validate())
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- serve(rctx, nil, o, sameClient(cs), nil, true) }()
+		go func() { done <- serve(rctx, nil, o, process.OneClient(cs), nil, true) }()
 		return m, func() {
 			cancel()
 			require.NoError(t, <-done)
@@ -157,61 +158,4 @@ func TestRingMembersShareTheOwners(t *testing.T) {
 	leases, err := cs.CoordinationV1().Leases("kube-system").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Empty(t, leases.Items, "members delete their Leases when they stop")
-}
-
-// The sweep picks exactly the owners whose status lags their spec, of
-// either kind, and nothing it cannot read.
-func TestLaggingOwners(t *testing.T) {
-	rs := func(name string, replicas *int32, have int32, generation, observed int64) *appsv1.ReplicaSet {
-		return &appsv1.ReplicaSet{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: generation},
-			Spec:       appsv1.ReplicaSetSpec{Replicas: replicas},
-			Status:     appsv1.ReplicaSetStatus{Replicas: have, ObservedGeneration: observed},
-		}
-	}
-	rc := &v1.ReplicationController{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rc", Generation: 3},
-		Spec:       v1.ReplicationControllerSpec{Replicas: new(int32(2))},
-		Status:     v1.ReplicationControllerStatus{Replicas: 2, ObservedGeneration: 2},
-	}
-	var got []string
-	for _, obj := range []any{
-		rs("settled", new(int32(12)), 12, 2, 2),
-		rs("unobserved", new(int32(12)), 12, 2, 1),
-		rs("short", new(int32(12)), 10, 2, 2),
-		rs("over", new(int32(12)), 13, 2, 2),
-		rs("nil-replicas", nil, 1, 1, 1),
-		rs("nil-replicas-empty", nil, 0, 1, 1),
-		rc,
-		"not an owner",
-	} {
-		if lagging(obj) {
-			key, err := cache.MetaNamespaceKeyFunc(obj)
-			require.NoError(t, err)
-			got = append(got, key)
-		}
-	}
-	require.Equal(t, []string{"ns/unobserved", "ns/short", "ns/over", "ns/nil-replicas-empty", "ns/rc"}, got)
-}
-
-// The owners a share change brought are handed out before the others: the
-// controller's queue must take priorities, so that queueFirst puts an owner
-// ahead of those queued before it.
-func TestGainedOwnersComeFirst(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cs := simcluster.New().Client()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel() // stops the controller's event broadcaster
-	f := informers.NewSharedInformerFactory(cs, 0)
-	ctrl, err := newController(ctx, kindReplicaSet, cs, f, nil)
-	require.NoError(t, err)
-	first := queueFirst(ctrl.Queue())
-	require.NotNil(t, first, "the controller's queue takes no priorities")
-	for i := range 5 {
-		ctrl.Queue().Add(fmt.Sprint("default/held", i))
-	}
-	first("default/gained")
-	key, _ := ctrl.Queue().Get()
-	require.Equal(t, "default/gained", key)
-	ctrl.Queue().ShutDown()
 }

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/examples/replicaset/cmd/replicaset-controller/internal/demo"
 	"github.com/ctrlkit/ctrlkit/podset"
+	"github.com/ctrlkit/ctrlkit/process"
 	"github.com/ctrlkit/ctrlkit/simcluster"
 	"github.com/ctrlkit/ctrlkit/workqueue/prommetrics"
 )
@@ -37,12 +37,6 @@ func (s *simOptions) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&s.timeout, "demo-timeout", 50*time.Second, "simulated mode only: give up on the demo after this long")
 }
 
-// sameClient is every view as one client, for the simulated cluster, whose
-// calls cannot hang and are not rate limited.
-func sameClient(c kubernetes.Interface) clients {
-	return clients{requests: c, leases: c, watches: c}
-}
-
 // demoResult is what the demo proves, for its test, with the scale-down
 // decisions the controller reported.
 type demoResult struct {
@@ -51,21 +45,16 @@ type demoResult struct {
 }
 
 // demoKind is the demo's owner kind for --kind.
-func demoKind(kind string) demo.Kind {
-	if kind == kindReplicationController {
+func demoKind(kind replicaset.Kind) demo.Kind {
+	if kind == replicaset.ReplicationControllers {
 		return demo.ReplicationController
 	}
 	return demo.ReplicaSet
 }
 
-// runSimulated starts the in-memory cluster and the controller on it, then
+// simulate starts the in-memory cluster and the controller on it, then
 // plays the demo (or idles with --demo=false) until the demo ends, drain is
 // closed (graceful stop) or ctx is done (immediate stop).
-func runSimulated(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) error {
-	_, err := simulate(ctx, drain, o, out)
-	return err
-}
-
 func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writer) (demoResult, error) {
 	p := demo.NewPrinter(out)
 	cluster := simcluster.New(simcluster.WithNodes(o.sim.nodes), simcluster.WithStartupDelay(o.sim.delay))
@@ -124,12 +113,12 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 	} else {
 		p.Printf("--demo=false: the controller runs idle on the simulated cluster; interrupt to exit")
 	}
-	metrics, err := newControllerMetrics()
+	metrics, err := newMetrics()
 	if err != nil {
 		return res, err
 	}
 	o.metrics = metrics
-	err = serve(ctx, stop, o, sameClient(cluster.Client()), []replicaset.Option{report}, true)
+	err = serve(ctx, stop, o, process.OneClient(cluster.Client()), []replicaset.Option{report}, true)
 	stopDemo()
 	cancel()
 	wg.Wait()
@@ -147,7 +136,7 @@ func simulate(ctx context.Context, drain <-chan struct{}, o options, out io.Writ
 
 // summary reads the registry back into one line for the demo's end: what an
 // operator would see on /metrics, without a Prometheus server.
-func (m *controllerMetrics) summary() string {
+func (m *metrics) summary() string {
 	families, err := m.registry.Gather()
 	if err != nil {
 		return "unreadable: " + err.Error()
@@ -176,17 +165,17 @@ func (m *controllerMetrics) summary() string {
 	}
 	ratio := "none observed"
 	for _, f := range families {
-		if f.GetName() == "replicaset_controller_sorting_deletion_age_ratio" {
+		if f.GetName() == prommetrics.DeletionAgeRatioName {
 			h := f.GetMetric()[0].GetHistogram()
 			if n := h.GetSampleCount(); n > 0 {
 				ratio = fmt.Sprintf("%d observed, mean %.2f", n, h.GetSampleSum()/float64(n))
 			}
 		}
 	}
-	const syncs = "controller_runtime_reconcile_total"
+	const syncs = prommetrics.ReconcileTotalName
 	return fmt.Sprintf("%.0f syncs (%.0f requeued to wait for the cache, %.0f failed), %.0f pods created, %.0f pods deleted, %.0f queue adds, %.0f retries, deletion-age ratio: %s",
-		sum(syncs), sum(syncs, "result", syncRequeued), sum("controller_runtime_reconcile_errors_total"),
-		sum("ctrlkit_controller_pods_created_total"), sum("ctrlkit_controller_pods_deleted_total"),
+		sum(syncs), sum(syncs, prommetrics.ResultLabel, prommetrics.ResultRequeue), sum(prommetrics.ReconcileErrorsName),
+		sum(prommetrics.PodsCreatedName), sum(prommetrics.PodsDeletedName),
 		sum(prommetrics.AddsName), sum(prommetrics.RetriesName), ratio)
 }
 
