@@ -11,7 +11,6 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/examples/replicaset"
 	"github.com/ctrlkit/ctrlkit/shard"
-	"github.com/ctrlkit/ctrlkit/simcluster"
 )
 
 // A replica of a sharded ReplicaSet controller: a shard.Runner builds the
@@ -20,11 +19,8 @@ import (
 func ExampleNewForShare() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
-	client := cluster.Client()
-	simDone := make(chan struct{})
-	go func() { defer close(simDone); _ = cluster.Run(ctx) }()
-	defer func() { cancel(); <-simDone }()
+	client, stopCluster := startSimulatedCluster(ctx)
+	defer func() { cancel(); stopCluster() }()
 
 	m, err := shard.NewMember(client.CoordinationV1(), "kube-system", "replicaset", "replica-0",
 		shard.WithRenewInterval(100*time.Millisecond)) // the default renews every 4 s

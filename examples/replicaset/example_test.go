@@ -44,6 +44,15 @@ func webTemplate() v1.PodTemplateSpec {
 	}
 }
 
+// startSimulatedCluster starts the simulated cluster the example binary
+// uses, until ctx is done; wait waits for it to stop.
+func startSimulatedCluster(ctx context.Context) (client kubernetes.Interface, wait func()) {
+	cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = cluster.Run(ctx) }()
+	return cluster.Client(), func() { <-done }
+}
+
 // runOnSimulatedCluster starts the simulated cluster the example binary
 // uses, builds a controller with build, starts the informers and the
 // controller, creates an owner with create and waits for its pods. Any
@@ -55,11 +64,8 @@ func runOnSimulatedCluster(
 ) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cluster := simcluster.New(simcluster.WithStartupDelay(10 * time.Millisecond))
-	client := cluster.Client()
-	simDone := make(chan struct{})
-	go func() { defer close(simDone); _ = cluster.Run(ctx) }()
-	defer func() { cancel(); <-simDone }()
+	client, stopCluster := startSimulatedCluster(ctx)
+	defer func() { cancel(); stopCluster() }()
 
 	factory := informers.NewSharedInformerFactory(client, 0)
 	defer func() { cancel(); factory.Shutdown() }()
