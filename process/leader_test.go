@@ -93,16 +93,20 @@ func TestLeaseLostReturnsEvenIfWorkHangs(t *testing.T) {
 	lostFrom := time.Now()
 	fail()
 	bound := shortLease.RenewDeadline + lostLeaseGrace + 3*time.Second
+	returned := false
 	select {
 	case err := <-done:
+		returned = true
 		require.ErrorIs(t, err, ErrLeaseLost)
 		assert.Less(t, time.Since(lostFrom), bound)
 	case <-time.After(bound):
 		t.Errorf("RunWithLease still waiting for hung work %s after the renewals began to fail", bound)
-		defer func() { <-done }()
 	}
 	close(hung)
 	<-workEnded
+	if !returned {
+		assert.ErrorIs(t, <-done, ErrLeaseLost, "once the work ended")
+	}
 }
 
 // TestLeaseReleasedAfterWork checks the shutdown order: work drains first,

@@ -55,8 +55,8 @@ func NewForShare(ctx context.Context, k Kind, e *shard.Epoch, client, watches ku
 	return &shard.Work{
 		Informers: []cache.SharedIndexInformer{podInf, ownerInf},
 		Owners:    ownerInf, OwnerHash: owners.Hash,
-		Run:       func(ctx context.Context) { _ = ctrl.Run(ctx) }, // nil once stopped; misuse is impossible here
-		Drain:     ctrl.Drain, HasSynced: ctrl.HasSynced,
+		Run:   func(ctx context.Context) { _ = ctrl.Run(ctx) }, // nil once stopped; misuse is impossible here
+		Drain: ctrl.Drain, HasSynced: ctrl.HasSynced,
 		Queue: q.Add, QueueFirst: queueFirst(q),
 		Behind: lagging,
 	}, nil
