@@ -13,38 +13,56 @@ import (
 	"github.com/ctrlkit/ctrlkit/claim"
 )
 
-// A claim memo keeps, per owner, the child objects its last sync's claim
-// kept without a write: those already controlled by the owner that its
-// selector matches. The next sync meets mostly the same objects and keeps
-// them again without reading their owner references and labels, which at
-// 10,000 children was most of a steady sync. Every other object (an orphan
-// to adopt or pass over, a child to release) goes through the claim.
+// A claim memo keeps, per owner, what its syncs' claim passes decided for
+// each child object without a write: the child is the owner's and active
+// (with its Traits), the owner's and being deleted, or nothing to the
+// owner (another's, finished, or an orphan the selector does not match).
+// The next sync meets mostly the same objects and reuses those decisions
+// without reading the children, which at 10,000 children was most of a
+// steady sync: owner references, labels and status are a dozen cache
+// misses, a lookup by pointer is one. An object that needs a write (an
+// orphan to adopt, a child to release) always goes through the claim.
 //
 // It is exact because an informer never changes an object it has handed
 // out: an update replaces the object, so an unchanged pointer is an
 // unchanged child. The memo holds the objects it knows, so none can be
 // freed and its address reused while the memo could answer for it; each
 // sync keeps only the objects its listing holds. A decision depends on the
-// owner's UID and selector too: a change of either starts afresh. A lister
-// that returns copies (controller-runtime's cache does) never hits the
-// memo: a sync that finds none of the memo's objects empties it and claims
-// without it for the next memoRest syncs, so that such a lister costs
-// neither the upkeep nor the memory of a copy of every child.
+// owner's UID, selector and traits key too: a change of any starts afresh.
+// A lister that returns copies (controller-runtime's cache does) never hits
+// the memo: a sync that finds none of the memo's objects empties it and
+// claims without it for the next memoRest syncs, so that such a lister
+// costs neither the upkeep nor the memory of a copy of every child.
 //
 // A listing the memo answered for whole is kept too, with what the claim
 // made of it: a lister that returns an unchanged listing in the same order
 // (IndexerLister does) is claimed the same without a lookup per child.
 type claimMemo[C Object] struct {
-	uid      types.UID
-	selector string
-	// kept maps each object kept as it is to whether it is terminating.
-	kept map[any]bool
+	uid       types.UID
+	selector  string
+	traitsKey string
+	verdicts  map[any]verdict
 	// resting counts the syncs left that claim without the memo.
 	resting int
-	// listing is the last sync's listing when every object of it was
-	// kept, and active those of them not terminating; nil otherwise.
-	listing, active []C
+	// listing is the last sync's listing when every object of it had a
+	// verdict, and out what the claim made of it; nil otherwise.
+	listing []C
+	out     claimed[C]
 }
+
+// verdict is one decision of the claim pass.
+type verdict struct {
+	kind   verdictKind
+	traits Traits // of an active child
+}
+
+type verdictKind uint8
+
+const (
+	verdictNone        verdictKind = iota // nothing to this owner
+	verdictActive                         // controlled, selected and active
+	verdictTerminating                    // controlled, selected and being deleted
+)
 
 // sameListing reports whether candidates are the kept listing's objects,
 // in its order.
@@ -64,114 +82,157 @@ func (m *claimMemo[C]) sameListing(candidates []C) bool {
 // of its objects.
 const memoRest = 16
 
-// claimed is what the claim pass leaves: the children the owner controls,
-// in input order, those of them not being deleted, and how many are.
+// claimed is what the claim pass leaves: the children the owner controls
+// and selects (finished ones aside), in input order; those of them that
+// are active, with their traits; and those being deleted.
 type claimed[C Object] struct {
 	children    []C
 	active      []C
-	terminating int
+	traits      []Traits
+	terminating []C
 }
 
-func (out *claimed[C]) add(c C, terminating bool) {
-	out.children = append(out.children, c)
-	if terminating {
-		out.terminating++
-	} else {
+func (out *claimed[C]) add(c C, v verdict) {
+	switch v.kind {
+	case verdictActive:
+		out.children = append(out.children, c)
 		out.active = append(out.active, c)
+		out.traits = append(out.traits, v.traits)
+	case verdictTerminating:
+		out.children = append(out.children, c)
+		out.terminating = append(out.terminating, c)
 	}
 }
 
-// claimChildren is claim.ObjectControllerRefManager.Claim with the owner's
-// memo, splitting the claimed children into active and terminating as it
-// goes. The error aggregates the adoptions and releases that failed; the
+// clone is a copy the caller owns.
+func (out claimed[C]) clone() claimed[C] {
+	return claimed[C]{children: slices.Clone(out.children), active: slices.Clone(out.active),
+		traits: slices.Clone(out.traits), terminating: slices.Clone(out.terminating)}
+}
+
+// claimChildren sorts candidates as upstream's ReplicaSet sorts its pods:
+// a finished child is left alone; one being deleted is counted when the
+// owner controls it and its selector matches it, and never adopted or
+// released; an active one is claimed (claim.ObjectControllerRefManager),
+// adopting a matching orphan and releasing a controlled child the selector
+// no longer matches. It reads each child once, through the owner's claim
+// memo. The error aggregates the adoptions and releases that failed; the
 // children concerned are left out.
 func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner O, selector labels.Selector,
 	manager *claim.ObjectControllerRefManager[C], candidates []C) (claimed[C], error) {
-	if reflect.TypeFor[C]().Kind() != reflect.Pointer {
-		// Only a pointer names one object: children passed by value
-		// are claimed afresh every sync.
-		return r.claimAll(ctx, manager, candidates)
+	uid, sel, traitsKey := owner.GetUID(), selector.String(), r.traitsKey(owner)
+	var memo *claimMemo[C]
+	// Only a pointer names one object: children passed by value are
+	// judged afresh every sync.
+	if reflect.TypeFor[C]().Kind() == reflect.Pointer {
+		memo = r.claimMemos.Get(key, func(m *claimMemo[C]) bool {
+			return m.uid == uid && m.selector == sel && m.traitsKey == traitsKey
+		}, func() *claimMemo[C] { return &claimMemo[C]{uid: uid, selector: sel, traitsKey: traitsKey} })
+		if memo.sameListing(candidates) {
+			// Every child was judged as it is last time.
+			return memo.out.clone(), nil
+		}
+		memo.listing, memo.out = nil, claimed[C]{}
+		if memo.resting > 0 {
+			memo.resting--
+			memo = nil
+		}
 	}
-	uid, sel := owner.GetUID(), selector.String()
-	memo := r.claimMemos.Get(key, func(m *claimMemo[C]) bool { return m.uid == uid && m.selector == sel },
-		func() *claimMemo[C] { return &claimMemo[C]{uid: uid, selector: sel} })
-	if memo.sameListing(candidates) {
-		// Every child was kept as it is last time, and is again. The
-		// caller owns what it is given: copies.
-		active := slices.Clone(memo.active)
-		return claimed[C]{children: slices.Clone(candidates), active: active, terminating: len(candidates) - len(active)}, nil
+	out := claimed[C]{children: make([]C, 0, len(candidates)), active: make([]C, 0, len(candidates)),
+		traits: make([]Traits, 0, len(candidates))}
+	traitsOf := r.traitReader(owner)
+	var known map[any]verdict
+	if memo != nil {
+		known = memo.verdicts
 	}
-	memo.listing, memo.active = nil, nil
-	if memo.resting > 0 {
-		memo.resting--
-		return r.claimAll(ctx, manager, candidates)
-	}
-	out := claimed[C]{children: make([]C, 0, len(candidates)), active: make([]C, 0, len(candidates))}
 	// The memo is rebuilt only when this listing differs from the last:
 	// in a steady state every candidate hits and the map stays as it is.
-	var next map[any]bool
+	var next map[any]verdict
 	hits := 0
 	var errs []error
 	for i, c := range candidates {
-		if terminating, known := memo.kept[c]; known {
-			out.add(c, terminating)
+		if v, ok := known[c]; ok {
+			out.add(c, v)
 			hits++
 			if next != nil {
-				next[c] = terminating
+				next[c] = v
 			}
 			continue
 		}
-		if next == nil {
-			next = make(map[any]bool, len(candidates))
+		if memo != nil && next == nil {
+			next = make(map[any]verdict, len(candidates))
 			for _, seen := range candidates[:i] {
-				if t, known := memo.kept[seen]; known {
-					next[seen] = t
+				if v, ok := known[seen]; ok {
+					next[seen] = v
 				}
 			}
 		}
-		ok, err := manager.ClaimOne(ctx, c)
-		if err != nil {
-			errs = append(errs, err)
+		v, judged := r.judge(uid, selector, traitsOf, c)
+		if !judged {
+			// An adoption or a release: the claim writes, and the next
+			// sync judges the object the write produces.
+			owned, err := manager.ClaimOne(ctx, c)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if owned {
+				out.add(c, verdict{kind: verdictActive, traits: traitsOf(c)})
+			}
 			continue
 		}
-		if !ok {
-			continue
-		}
-		terminating := c.GetDeletionTimestamp() != nil
-		out.add(c, terminating)
-		// An adopted orphan's cached object has no controller reference
-		// yet; only a child kept as it is may skip the next claim.
-		if ref := metav1.GetControllerOfNoCopy(c); ref != nil && ref.UID == uid {
-			next[c] = terminating
+		out.add(c, v)
+		if next != nil {
+			next[c] = v
 		}
 	}
-	switch {
-	case hits == 0 && len(memo.kept) > 0:
-		memo.kept, memo.resting = nil, memoRest
-	case next != nil:
-		memo.kept = next
-	case hits < len(memo.kept):
-		// Every candidate was known, but some known objects are gone.
-		old := memo.kept
-		memo.kept = make(map[any]bool, hits)
-		for _, c := range candidates {
-			memo.kept[c] = old[c]
+	if memo != nil {
+		switch {
+		case hits == 0 && len(memo.verdicts) > 0:
+			memo.verdicts, memo.resting = nil, memoRest
+		case next != nil:
+			memo.verdicts = next
+		case hits < len(memo.verdicts):
+			// Every candidate was known, but some known objects are gone.
+			old := memo.verdicts
+			memo.verdicts = make(map[any]verdict, hits)
+			for _, c := range candidates {
+				memo.verdicts[c] = old[c]
+			}
 		}
-	}
-	if hits == len(candidates) && len(candidates) > 0 {
-		// The claim read no child: the next sync may reuse it whole. A
-		// copy, as a lister may reuse the slice it returned.
-		memo.listing, memo.active = slices.Clone(candidates), slices.Clone(out.active)
+		if hits == len(candidates) && len(candidates) > 0 {
+			// The claim read no child: the next sync may reuse it whole.
+			// Copies, as a lister may reuse the slice it returned.
+			memo.listing, memo.out = slices.Clone(candidates), out.clone()
+		}
 	}
 	return out, utilerrors.NewAggregate(errs)
 }
 
-// claimAll is the claim without a memo.
-func (r *Reconciler[O, C]) claimAll(ctx context.Context, manager *claim.ObjectControllerRefManager[C], candidates []C) (claimed[C], error) {
-	children, err := manager.Claim(ctx, candidates)
-	out := claimed[C]{active: make([]C, 0, len(children))}
-	for _, c := range children {
-		out.add(c, c.GetDeletionTimestamp() != nil)
+// judge decides for child what the claim pass does when that takes no
+// write; judged is false when the claim must run (an orphan the selector
+// matches, or a controlled child it no longer matches).
+func (r *Reconciler[O, C]) judge(uid types.UID, selector labels.Selector, traitsOf func(C) Traits, child C) (v verdict, judged bool) {
+	if r.finished(child) {
+		return verdict{}, true
 	}
-	return out, err
+	ref := metav1.GetControllerOfNoCopy(child)
+	if child.GetDeletionTimestamp() != nil {
+		if ref != nil && ref.UID == uid && selector.Matches(labels.Set(child.GetLabels())) {
+			v.kind = verdictTerminating
+		}
+		return v, true
+	}
+	if ref != nil && ref.UID != uid {
+		return verdict{}, true
+	}
+	if !selector.Matches(labels.Set(child.GetLabels())) {
+		// An orphan it does not select is nothing to the owner; a child
+		// it controls but no longer selects is released.
+		return verdict{}, ref == nil
+	}
+	if ref == nil {
+		return verdict{}, false
+	}
+	return verdict{kind: verdictActive, traits: traitsOf(child)}, true
 }

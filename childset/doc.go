@@ -67,6 +67,13 @@
 // wanted name, since a wanted name deleted would be created again. Names
 // never delete more than the scale-down asks for, and the burst cap holds.
 //
+// A kind with rules of its own specialises the core through optional parts
+// of its Spec and Kind, as podset does for pods with upstream's: traits
+// read once per child object for its status (TraitSpec), children that
+// finish and stay (FinishedKind), its own choice of victims (VictimSpec),
+// a status computed from the children (ChildStatusSpec), and upstream's
+// feature gates, read at every sync (WithFeatureGates).
+//
 // Use it in a few lines: write a Spec for the owner and a Kind for the
 // child (embed IndexerLister for the listing), then
 //

@@ -30,16 +30,16 @@ type objectPatcher[C Object] interface {
 // wrote records a child the API server returned for the owner behind
 // ownerKey, for the read-your-writes guard.
 func (r *Reconciler[O, C]) wrote(ownerKey string, obj C) {
-	if r.cfg.guard == nil || isNil(obj) {
+	if !r.guardOn() || isNil(obj) {
 		return
 	}
-	r.cfg.guard.WroteAt(ownerKey, r.guardResource, obj.GetResourceVersion())
+	r.cfg.guard.WroteAt(ownerKey, r.childResource, obj.GetResourceVersion())
 }
 
 // patcher is what the claim patches through: the writer itself, or with the
 // guard on, the writer recording each adoption it can see the answer of.
 func (r *Reconciler[O, C]) patcher(ownerKey string) claim.Patcher {
-	if r.cfg.guard == nil {
+	if !r.guardOn() {
 		return r.writer
 	}
 	return recordingPatcher[O, C]{r: r, ownerKey: ownerKey}

@@ -3,6 +3,7 @@ package childset_test
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,3 +99,9 @@ func TestLiveOwnerDecidesAdoption(t *testing.T) {
 		})
 	}
 }
+
+// storeAt is an informer store whose applied resource version the test
+// sets.
+type storeAt struct{ rv atomic.Value }
+
+func (s *storeAt) LastStoreSyncResourceVersion() string { return s.rv.Load().(string) }

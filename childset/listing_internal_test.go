@@ -200,10 +200,10 @@ func TestClaimReusesAnUnchangedListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := r.claimChildren(context.Background(), "ns/web", owner, sel, manager, listing)
-	if err != nil || !slices.Equal(got.children, listing) || got.terminating != 1 || len(got.active) != 3 ||
+	if err != nil || !slices.Equal(got.children, listing) || len(got.terminating) != 1 || len(got.active) != 3 ||
 		slices.Contains(got.active, terminating) || slices.Contains(got.active, nil) {
 		t.Fatalf("claim of the kept listing: %d children, %d active, %d terminating, error %v; want 4, 3, 1",
-			len(got.children), len(got.active), got.terminating, err)
+			len(got.children), len(got.active), len(got.terminating), err)
 	}
 	got.active[0] = nil
 	if again, _ := r.claimChildren(context.Background(), "ns/web", owner, sel, manager, listing); again.active[0] == nil {

@@ -1,6 +1,7 @@
 package childset
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -59,6 +60,9 @@ type config struct {
 	guard            *consistency.Guard
 	history          history.Interface
 	historySynced    []cache.InformerSynced
+	gates            func(feature string) bool
+	syncGuard        SyncGuard
+	metrics          SyncMetrics
 }
 
 func newConfig(opts []Option) config {
@@ -68,6 +72,7 @@ func newConfig(opts []Option) config {
 		conflictRetry: DefaultNameConflictRetry,
 		ttl:           expectations.ExpectationsTimeout,
 		writeTimeout:  DefaultWriteTimeout,
+		gates:         DefaultFeatureGates,
 	}
 	syncloop.Apply(&cfg, opts)
 	return cfg
@@ -218,6 +223,48 @@ func WithStaleCachePoll(d time.Duration) Option {
 func WithUnreachableBackoffCap(d time.Duration) Option {
 	return shared(syncloop.UnreachableBackoffCap("childset", d))
 }
+
+// WithFeatureGates consults enabled, at every sync, about upstream's
+// feature gates that change what the core does (see the gate constants);
+// nil means the default, DefaultFeatureGates (upstream v1.37.2's).
+func WithFeatureGates(enabled func(feature string) bool) Option {
+	return func(c *config) {
+		if enabled == nil {
+			enabled = DefaultFeatureGates
+		}
+		c.gates = enabled
+	}
+}
+
+// SyncGuard fences one sync of the owner with the "namespace/name" key: it
+// returns the context the sync's reads and writes run under and a function
+// to call when the sync is over, and ok false when this replica must not
+// touch the owner now (done is then never called). A refusal with
+// retryAfter > 0 says the owner is this replica's to sync once it may
+// again (its share is being taken up, or its Lease renewed): the owner is
+// looked at again after that delay, so no event is lost to the refusal.
+// With retryAfter 0 another replica syncs it. shard's Epoch.Fence is one.
+type SyncGuard func(ctx context.Context, key string) (guarded context.Context, done func(), retryAfter time.Duration, ok bool)
+
+// WithSyncGuard runs every sync under g, for a controller sharded over
+// replicas: a sync of an owner outside this replica's share is skipped
+// (no write; requeued only when g asks for it), and a sync whose guarded
+// context ends (the share moved on) stops writing at once and fails, to be
+// looked at again. nil means no guard.
+func WithSyncGuard(g SyncGuard) Option {
+	return func(c *config) { c.syncGuard = g }
+}
+
+// SyncMetrics receives the duration and the error of every sync, from
+// whichever host drives the core.
+type SyncMetrics interface {
+	// ObserveSync reports one sync of an owner of kind: how long it took
+	// and the error it returned (nil on success).
+	ObserveSync(kind string, took time.Duration, err error)
+}
+
+// WithSyncMetrics reports every sync to m; nil reports nothing.
+func WithSyncMetrics(m SyncMetrics) Option { return func(c *config) { c.metrics = m } }
 
 // shared makes an Option of set, one of the options shared with
 // podset define (internal/syncloop).

@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/claim"
+	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/history"
 	"github.com/ctrlkit/ctrlkit/internal/ownermemo"
@@ -46,10 +48,15 @@ type Reconciler[O Object, C Object] struct {
 	gvk    schema.GroupVersionKind
 	cfg    config
 	order  Order[C] // WithDeletionOrder's; nil for DefaultOrder
-	// guardResource is the resource the guard's one store reflects, the
-	// children's, which the core records its writes under.
-	guardResource schema.GroupResource
-	exp           *expectations.UIDTrackingControllerExpectations
+	// The optional parts of spec and kind, nil when not implemented.
+	traits       TraitSpec[O, C]
+	finishedKind FinishedKind[C]
+	victims      VictimSpec[O, C]
+	// childResource and ownerResource are the resources of the guard's
+	// stores the core records its child writes and status writes under;
+	// zero for a resource the guard has no store of.
+	childResource, ownerResource schema.GroupResource
+	exp                          *expectations.UIDTrackingControllerExpectations
 	// unsure holds the creates and deletes whose outcome is unknown
 	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
 	unsure *unsure.Registry[C]
@@ -61,10 +68,12 @@ type Reconciler[O Object, C Object] struct {
 // written through writer (an *objectcontrol.Control, or objectcontrol.Fake
 // in tests): creates, deletes, and the adoption and release patches. A nil
 // spec, kind or writer panics, as does a WithDeletionOrder for another
-// child type, a Spec implementing RolloutSpec without WithRevisions (or
-// the reverse), and an option only New's driver applies (WithQueueName,
-// WithMetricsProvider, WithDrainTimeout, WithUnreachableBackoffCap): a host
-// with its own queue has its own equivalents.
+// child type or beside a VictimSpec, a Spec implementing RolloutSpec
+// without WithRevisions (or the reverse), a WithReadYourWrites guard with
+// stores of other resources than the children's and the owners', and an
+// option only New's driver applies (WithQueueName, WithMetricsProvider,
+// WithDrainTimeout, WithUnreachableBackoffCap): a host with its own queue
+// has its own equivalents.
 func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer objectcontrol.Interface[C], opts ...Option) *Reconciler[O, C] {
 	switch {
 	case spec == nil:
@@ -76,21 +85,15 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 	}
 	cfg := newConfig(opts)
 	cfg.RefuseDriverOnly("childset")
-	var guardResource schema.GroupResource
-	if cfg.guard != nil {
-		grs := cfg.guard.Resources()
-		if len(grs) > 1 {
-			panic(fmt.Sprintf("childset: NewReconciler: WithReadYourWrites: the guard has stores for %v; give it one, the children's", grs))
-		}
-		if len(grs) == 1 {
-			guardResource = grs[0]
-		}
-	}
 	if _, rolls := spec.(RolloutSpec[O]); rolls != (cfg.history != nil) {
 		panic("childset: NewReconciler: a Spec that implements RolloutSpec needs WithRevisions, and WithRevisions such a Spec")
 	}
 	r := &Reconciler[O, C]{spec: spec, kind: kind, writer: deadlineWriter[C]{w: writer, timeout: cfg.writeTimeout},
-		gvk: spec.GroupVersionKind(), cfg: cfg, guardResource: guardResource}
+		gvk: spec.GroupVersionKind(), cfg: cfg}
+	r.traits, _ = spec.(TraitSpec[O, C])
+	r.finishedKind, _ = kind.(FinishedKind[C])
+	r.victims, _ = spec.(VictimSpec[O, C])
+	r.childResource, r.ownerResource = guardResources(cfg.guard, r.gvk)
 	// A nil order is DefaultOrder, read through deletion keys (order.go).
 	if cfg.order != nil {
 		order, ok := cfg.order.(Order[C])
@@ -98,12 +101,41 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 			var zero C
 			panic(fmt.Sprintf("childset: WithDeletionOrder: the order is a %T, the children are %T", cfg.order, zero))
 		}
+		if r.victims != nil {
+			panic("childset: WithDeletionOrder: the Spec chooses its victims itself (VictimSpec)")
+		}
 		r.order = order
 	}
 	r.exp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
 		expectations.WithTTL(cfg.ttl), expectations.WithClock(cfg.Clock)))
 	r.unsure = unsure.New[C](cfg.ttl, cfg.Clock)
 	return r
+}
+
+// guardResources are the resources of guard's stores the core records its
+// writes under: the owners' (by its kind's usual plural) and the other, the
+// children's.
+func guardResources(guard *consistency.Guard, owner schema.GroupVersionKind) (child, ownerGR schema.GroupResource) {
+	if guard == nil {
+		return child, ownerGR
+	}
+	ownerGVR, _ := meta.UnsafeGuessKindToResource(owner)
+	grs := guard.Resources()
+	for _, gr := range grs {
+		if gr == ownerGVR.GroupResource() {
+			ownerGR = gr
+		}
+	}
+	for _, gr := range grs {
+		if gr == ownerGR {
+			continue
+		}
+		if child != (schema.GroupResource{}) {
+			panic(fmt.Sprintf("childset: NewReconciler: WithReadYourWrites: the guard has stores for %v; give it the children's, and the owners' if you like", grs))
+		}
+		child = gr
+	}
+	return child, ownerGR
 }
 
 // Workers is how many owners to sync at once (WithWorkers), for a host that
@@ -122,17 +154,47 @@ func (r *Reconciler[O, C]) Expectations() *expectations.UIDTrackingControllerExp
 	return r.exp
 }
 
-// Reconcile syncs the owner behind key ("namespace/name"). It claims the
-// owner's children (adopting matching orphans, releasing children that no
-// longer match) and, unless creations or deletions are still expected,
-// creates or deletes children toward the wanted number. A malformed key or
-// a vanished owner is not an error. A refused spec records a Warning event
-// and returns no error: retrying cannot fix it, the owner's next update
-// syncs it again.
-func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, error) {
+// Reconcile syncs the owner behind key ("namespace/name"), as upstream's
+// syncReplicaSet does: the read-your-writes check, the expectations gate
+// read before the children are listed, the claim, creations or deletions
+// toward the wanted number unless some are still expected, and the status.
+// A malformed key or a vanished owner is not an error. A refused spec
+// records a Warning event, writes the status with Status.SpecErr and
+// returns no error: retrying cannot fix it, the owner's next update syncs
+// it again. With WithSyncGuard, the whole of it runs under the guard, or
+// not at all.
+func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (_ Result, err error) {
 	if ctx == nil {
 		panic("childset: Reconcile: nil context")
 	}
+	logger := klog.FromContext(ctx)
+	start := r.cfg.Clock.Now()
+	defer func() {
+		took := r.cfg.Clock.Since(start)
+		// Checked first so that, at the usual verbosity, the arguments are
+		// not evaluated and boxed on every sync.
+		if v := logger.V(4); v.Enabled() {
+			v.Info("Finished syncing", "kind", r.gvk.Kind, "key", key, "duration", took)
+		}
+		// Here rather than in a driver, so that every host reports it.
+		if m := r.cfg.metrics; m != nil {
+			m.ObserveSync(r.gvk.Kind, took, err)
+		}
+	}()
+	if g := r.cfg.syncGuard; g != nil {
+		guarded, done, retry, ok := g(ctx, key)
+		if !ok {
+			logger.V(4).Info("Owner not held by this replica now; skipped", "kind", r.gvk.Kind, "key", key, "retryAfter", retry)
+			r.claimMemos.Drop(key)
+			return Result{RequeueAfter: max(retry, 0)}, nil
+		}
+		defer done()
+		ctx = guarded
+	}
+	return r.sync(ctx, key)
+}
+
+func (r *Reconciler[O, C]) sync(ctx context.Context, key string) (Result, error) {
 	logger := klog.FromContext(ctx)
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil || name == "" {
@@ -140,9 +202,10 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		return Result{}, nil
 	}
 	// A cache older than our own last write for this owner would show
-	// children we have already moved past: wait for it.
-	if g := r.cfg.guard; g != nil {
-		if err := g.EnsureReady(key); err != nil {
+	// children or a status we have already moved past: wait for it (the
+	// error matches consistency.ErrStaleCache).
+	if r.guardOn() {
+		if err := r.cfg.guard.EnsureReady(key); err != nil {
 			return Result{}, err
 		}
 	}
@@ -161,24 +224,24 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	if err != nil {
 		return Result{}, fmt.Errorf("getting %s %s: %w", r.gvk.Kind, key, err)
 	}
+	expKey := expectations.OwnerKeyFor(owner)
+	// Read the gate before the children: a child observed after this
+	// point cannot make the count look short and trigger an extra create.
+	satisfied := r.exp.SatisfiedExpectations(expKey)
+
 	template, err := r.spec.NewChild(owner)
 	if err == nil && isNil(template) {
 		err = errors.New("the spec built no child")
 	}
 	if err != nil {
-		r.warn(owner, ReasonTemplateInvalid, "cannot build a child: %v; nothing is written until the object changes", err)
-		return Result{}, nil
+		return Result{}, r.refuse(ctx, owner, key, &SpecError{Reason: ReasonTemplateInvalid, Err: fmt.Errorf("cannot build a child: %w", err)})
 	}
 	selector, selErr := r.spec.Selector(owner)
 	if err := CheckSelector(selector, selErr, template.GetLabels()); err != nil {
 		var specErr *SpecError
 		errors.As(err, &specErr)
-		r.warn(owner, specErr.Reason, "%v; nothing is created, deleted, adopted or released until the object changes", err)
-		return Result{}, nil
+		return Result{}, r.refuse(ctx, owner, key, specErr)
 	}
-
-	expKey := expectations.OwnerKeyFor(owner)
-	satisfied := r.exp.SatisfiedExpectations(expKey)
 
 	ref := metav1.NewControllerRef(owner, r.gvk)
 	controlled, err := r.kind.ListControlledBy(namespace, ref)
@@ -190,33 +253,15 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 		return Result{}, err
 	}
 	manager := claim.NewObjectControllerRefManager[C](r.patcher(expKey), owner, selector, r.gvk, r.canAdopt(owner))
-	claimed, err := r.claimChildren(ctx, key, owner, selector, manager, append(controlled, orphans...))
+	seen, err := r.claimChildren(ctx, key, owner, selector, manager, append(controlled, orphans...))
 	if err != nil {
 		// As upstream, a failed claim stops the sync: a child whose
 		// adoption failed would otherwise be replaced by a second one.
 		return Result{}, fmt.Errorf("claiming the children of %s %s: %w", r.gvk.Kind, key, err)
 	}
-	children, active, terminating := claimed.children, claimed.active, claimed.terminating
-	// Each active child's readiness is read once: the status counts it,
-	// and a scale-down orders by it. A scale-down by the default order
-	// reads each child's deletion key in the same pass, while the child's
-	// metadata is still in the processor's cache: in a pass of its own,
-	// after the readiness of thousands of others, the second read of each
-	// child's annotations was a third of the scale-down.
-	var keys *deletionKeys
-	if r.scalesDownByDefaultOrder(owner, satisfied, len(active)) {
-		keys = newDeletionKeys(len(active), r.namedToDeleteFirst(owner))
-	}
-	ready := make([]bool, len(active))
-	for i, c := range active {
-		ready[i] = r.kind.Ready(c)
-		if keys != nil {
-			addDeletionKey(keys, c, ready[i])
-		}
-	}
 	// With rolling updates, the revisions are recorded before any child is
 	// created, so every child carries one that exists.
-	ro, err := r.prepareRollout(ctx, owner, template, selector, children, active)
+	ro, err := r.prepareRollout(ctx, owner, template, selector, seen.children, seen.active)
 	if errors.Is(err, errRefused) {
 		return Result{}, nil
 	}
@@ -232,21 +277,24 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	}
 	switch {
 	case !satisfied:
+		// Without this an owner whose create is never observed would
+		// sleep until some unrelated event; upstream relies on the
+		// informer's resync for it.
 		res.RequeueAfter = r.untilExpiry(expKey)
 		if owner.GetDeletionTimestamp() == nil {
 			manageErr = r.resolveUnknown(ctx, owner, ref, expKey)
 		}
 	case owner.GetDeletionTimestamp() != nil:
 	case ro != nil:
-		res, manageErr = r.manageRollout(ctx, owner, ro, ref, expKey, children, r.readiness(children, ready))
+		res, manageErr = r.manageRollout(ctx, owner, ro, ref, expKey, seen.children, r.readiness(seen))
 	case r.cfg.indexed:
-		res, manageErr = r.manageIndexed(ctx, owner, template, ref, expKey, children, active)
+		res, manageErr = r.manageIndexed(ctx, owner, template, ref, expKey, seen.children, seen.active)
 	default:
-		res, manageErr = r.manageInterchangeable(ctx, owner, template, ref, expKey, active, ready, keys)
+		res, manageErr = r.manageInterchangeable(ctx, owner, template, ref, expKey, seen.active, seen.traits)
 	}
 	// The status counts the children this sync saw, as upstream's does: the
 	// writes it just made show in the next sync's.
-	again, err := r.writeStatus(ctx, owner, active, ready, terminating, ro, manageErr)
+	again, err := r.writeStatus(ctx, owner, seen, ro, manageErr, nil)
 	if err != nil {
 		// A failed status write wins over a failed create or delete: both
 		// are retried by the next sync.
@@ -261,18 +309,48 @@ func (r *Reconciler[O, C]) Reconcile(ctx context.Context, key string) (Result, e
 	return res, nil
 }
 
-// readiness is whether each of children is ready, given activeReady for
-// the active ones, which come in the same order as in children: only the
-// children being deleted are read again.
-func (r *Reconciler[O, C]) readiness(children []C, activeReady []bool) []bool {
-	out := make([]bool, len(children))
+// refuse handles an owner whose spec the core cannot converge on: it
+// records a Warning event and writes the status with Status.SpecErr,
+// counting the children the owner already controls; it claims, creates and
+// deletes nothing. Only a failed status write is returned, to be retried
+// like any failed write: retrying cannot fix the spec, whose next change
+// syncs the owner again.
+func (r *Reconciler[O, C]) refuse(ctx context.Context, owner O, key string, specErr *SpecError) error {
+	r.warn(owner, specErr.Reason, "%v; nothing is created, deleted, adopted or released until the object changes", specErr)
+	klog.FromContext(ctx).Error(specErr, "Refusing the owner's spec until it changes", "kind", r.gvk.Kind, "key", key)
+	controlled, err := r.kind.ListControlledBy(owner.GetNamespace(), metav1.NewControllerRef(owner, r.gvk))
+	if err != nil {
+		return err
+	}
+	var seen claimed[C]
+	uid, traitsOf := owner.GetUID(), r.traitReader(owner)
+	for _, c := range controlled {
+		if ref := metav1.GetControllerOfNoCopy(c); ref == nil || ref.UID != uid || r.finished(c) {
+			continue
+		}
+		kind := verdictActive
+		if c.GetDeletionTimestamp() != nil {
+			kind = verdictTerminating
+		}
+		seen.add(c, verdict{kind: kind, traits: traitsOf(c)})
+	}
+	if _, err := r.writeStatus(ctx, owner, seen, nil, nil, specErr); err != nil {
+		return fmt.Errorf("updating the status of %s %s: %w", r.gvk.Kind, key, err)
+	}
+	return nil
+}
+
+// readiness is whether each of the children seen is ready: the active
+// ones' from their traits, only those being deleted are read again.
+func (r *Reconciler[O, C]) readiness(seen claimed[C]) []bool {
+	out := make([]bool, len(seen.children))
 	next := 0
-	for i, c := range children {
+	for i, c := range seen.children {
 		if c.GetDeletionTimestamp() != nil {
 			out[i] = r.kind.Ready(c)
 			continue
 		}
-		out[i] = activeReady[next]
+		out[i] = seen.traits[next].Ready()
 		next++
 	}
 	return out
@@ -314,32 +392,25 @@ func (r *Reconciler[O, C]) canAdopt(owner O) func(context.Context) error {
 
 // untilExpiry is how long the unfulfilled expectations of key still hold the
 // owner back: the driver requeues then, in case the observations never come.
+// They expire strictly after the TTL, so it aims just past it.
 func (r *Reconciler[O, C]) untilExpiry(key string) time.Duration {
 	rep, ok := r.exp.Pending(key)
-	if !ok || rep.Age >= r.cfg.ttl {
+	if !ok {
 		return time.Millisecond
 	}
-	return r.cfg.ttl - rep.Age
-}
-
-// scalesDownByDefaultOrder reports whether this sync will delete children
-// by the default order (manageInterchangeable): the owner's expectations
-// are satisfied and it is not being deleted, it has more active children
-// than it wants, and neither rolling updates, indexed names nor
-// WithDeletionOrder apply.
-func (r *Reconciler[O, C]) scalesDownByDefaultOrder(owner O, satisfied bool, active int) bool {
-	return satisfied && owner.GetDeletionTimestamp() == nil && r.cfg.history == nil && !r.cfg.indexed && r.order == nil &&
-		active > wanted(r.spec.Replicas(owner))
+	return max(r.cfg.ttl-rep.Age+time.Millisecond, time.Millisecond)
 }
 
 // manageInterchangeable creates or deletes children toward the wanted
-// number; keys, when not nil, are the active children's deletion keys,
-// read with their readiness.
-func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, active []C, ready []bool, keys *deletionKeys) (Result, error) {
-	diff := len(active) - wanted(r.spec.Replicas(owner))
+// number; traits[i] are active[i]'s.
+func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, template C, ref *metav1.OwnerReference, expKey string, active []C, traits []Traits) (Result, error) {
+	logger := klog.FromContext(ctx)
+	want := wanted(r.spec.Replicas(owner))
+	diff := len(active) - want
 	switch {
 	case diff < 0:
 		n := min(-diff, r.cfg.burst)
+		logger.V(2).Info("Too few replicas", "kind", r.gvk.Kind, "owner", klog.KObj(owner), "need", want, "creating", n)
 		if err := r.exp.ExpectCreations(expKey, n); err != nil {
 			return Result{}, err
 		}
@@ -349,11 +420,17 @@ func (r *Reconciler[O, C]) manageInterchangeable(ctx context.Context, owner O, t
 		}
 		return Result{}, r.createCounted(ctx, owner, ref, expKey, fresh)
 	case diff > 0:
+		n := min(diff, r.cfg.burst)
+		logger.V(2).Info("Too many replicas", "kind", r.gvk.Kind, "owner", klog.KObj(owner), "need", want, "deleting", n)
 		var victims []C
-		if keys != nil {
-			victims = atPositions(active, keys.first(min(diff, r.cfg.burst)))
+		if r.victims != nil {
+			victims = r.victims.Victims(owner, active, traits, n)
 		} else {
-			victims = r.inDeletionOrder(active, ready, r.namedToDeleteFirst(owner), min(diff, r.cfg.burst))
+			ready := make([]bool, len(traits))
+			for i, t := range traits {
+				ready[i] = t.Ready()
+			}
+			victims = atPositions(active, r.deletionOrder(active, ready, r.namedToDeleteFirst(owner), n))
 		}
 		return Result{}, r.deleteChildren(ctx, owner, expKey, victims)
 	}

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
 	"github.com/ctrlkit/ctrlkit/status"
 )
@@ -44,6 +45,12 @@ type Status struct {
 	// revisions. Persist it in the owner's status and return it from
 	// CollisionCountSpec.CollisionCount, as StatefulSets and Deployments do.
 	CollisionCount int32
+	// SpecErr is set when the sync refused the owner's spec (see
+	// SpecError): nothing was claimed, created or deleted, the counts are
+	// of the children the owner already controls, and ManageErr is nil. A
+	// Spec with conditions reports it, as upstream's ReplicaFailure, until
+	// a sync accepts the spec.
+	SpecErr *SpecError
 	// Conditions are, for a ProgressSpec, the owner's stored conditions
 	// with this sync's Progressing condition (see status.Progress); nil
 	// otherwise. Persist them as they are.
@@ -55,6 +62,28 @@ type Status struct {
 // with a deadline; the Spec compares and writes only what changed.
 type StatusSpec[O Object] interface {
 	UpdateStatus(ctx context.Context, owner O, status Status) error
+}
+
+// ChildStatusSpec is implemented by a Spec that computes its owner's status
+// from the children themselves, as podset counts upstream's fully labeled
+// pods. The core calls it in place of StatusSpec, with the same Status and
+// the children the sync saw. It returns the owner as the API server stored
+// it, so that with WithReadYourWrites the next sync waits until the cache
+// shows the write; the zero O when nothing was written.
+type ChildStatusSpec[O Object, C Object] interface {
+	UpdateChildStatus(ctx context.Context, owner O, status Status, seen Seen[C]) (O, error)
+}
+
+// Seen is what a sync saw of an owner's children, for a ChildStatusSpec.
+type Seen[C Object] struct {
+	// Active are the owner's active children, and Traits theirs.
+	Active []C
+	Traits []Traits
+	// Terminating are its children being deleted; nil when the
+	// DeploymentReplicaSetTerminatingReplicas gate is off.
+	Terminating []C
+	// Now is the instant the Status's availability was measured at.
+	Now time.Time
 }
 
 // MinReadySpec is implemented by a Spec whose owners say how long a ready
@@ -110,41 +139,63 @@ func (a availability[C]) check(c C, ready bool) (available bool, wait time.Durat
 	return true, 0
 }
 
-// writeStatus computes the status of active (ready[i] is whether active[i]
-// is ready) and writes it through the Spec, when the Spec writes one, and
-// says when a ready child that is not yet available becomes available (0:
-// none), so the driver looks again then. ro is the sync's rollout, nil when
-// the owner does not roll out.
-func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, active []C, ready []bool, terminating int, ro *rollout[C], manageErr error) (time.Duration, error) {
-	writer, writes := r.spec.(StatusSpec[O])
+// writeStatus computes the status of the children seen and writes it
+// through the Spec, when the Spec writes one, and says when a ready child
+// that is not yet available becomes available (0: none), so the driver
+// looks again then. ro is the sync's rollout, nil when the owner does not
+// roll out; specErr is set when the sync refused the spec.
+func (r *Reconciler[O, C]) writeStatus(ctx context.Context, owner O, seen claimed[C], ro *rollout[C], manageErr error, specErr *SpecError) (time.Duration, error) {
 	avail := r.availabilityOf(owner)
 	st := Status{
-		Replicas: int32(len(active)), TerminatingReplicas: int32(terminating),
-		ObservedGeneration: owner.GetGeneration(), ManageErr: manageErr,
+		Replicas: int32(len(seen.active)), ObservedGeneration: owner.GetGeneration(), ManageErr: manageErr, SpecErr: specErr,
 	}
-	var next time.Duration
-	for i, c := range active {
-		available, wait := avail.check(c, ready[i])
-		if ready[i] {
+	terminating := seen.terminating
+	if !r.cfg.gates(DeploymentReplicaSetTerminatingReplicas) {
+		terminating = nil
+	}
+	st.TerminatingReplicas = int32(len(terminating))
+	next, waiting := time.Duration(0), false
+	for i, c := range seen.active {
+		ready := seen.traits[i].Ready()
+		available, wait := avail.check(c, ready)
+		if ready {
 			st.ReadyReplicas++
 		}
 		if available {
 			st.AvailableReplicas++
+		} else if ready {
+			waiting = true
 		}
 		if wait > 0 && (next == 0 || wait < next) {
 			next = wait
 		}
 	}
-	ro.fillStatus(&st, active)
+	if waiting && next == 0 {
+		// A ready child not available, and no clock says when it will
+		// be: look again a whole minReadySeconds later, the last line of
+		// defence against a child's unknown or skewed ready time.
+		next = avail.minReady
+	}
+	ro.fillStatus(&st, seen.active)
 	if recheck := r.progress(owner, ro, &st); recheck > 0 && (next == 0 || recheck < next) {
 		next = recheck
 	}
-	if !writes {
-		return next, nil
+	switch spec := r.spec.(type) {
+	case ChildStatusSpec[O, C]:
+		in := Seen[C]{Active: seen.active, Traits: seen.traits, Terminating: terminating, Now: avail.now}
+		written, err := writedeadline.Call(ctx, r.cfg.writeTimeout, "writing the status", func(ctx context.Context) (O, error) {
+			return spec.UpdateChildStatus(ctx, owner, st, in)
+		})
+		if err == nil && r.guardOn() && !isNil(written) {
+			r.cfg.guard.WroteAt(expectations.OwnerKeyFor(owner), r.ownerResource, written.GetResourceVersion())
+		}
+		return next, err
+	case StatusSpec[O]:
+		return next, writedeadline.Do(ctx, r.cfg.writeTimeout, "writing the status", func(ctx context.Context) error {
+			return spec.UpdateStatus(ctx, owner, st)
+		})
 	}
-	return next, writedeadline.Do(ctx, r.cfg.writeTimeout, "writing the status", func(ctx context.Context) error {
-		return writer.UpdateStatus(ctx, owner, st)
-	})
+	return next, nil
 }
 
 // progress fills st.Conditions for a ProgressSpec whose owner rolls out

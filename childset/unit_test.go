@@ -58,14 +58,19 @@ func TestOptionsAndConstructorPanics(t *testing.T) {
 	mustPanic(t, "WithQueueName, WithUnreachableBackoffCap configure New's driver", func() {
 		childset.NewReconciler(spec, kind, w, childset.WithQueueName("q"), childset.WithUnreachableBackoffCap(time.Second))
 	})
-	// The guard records the children under its one store's resource; with
-	// two, which one they are would be a guess.
+	// The guard records the status under the owners' store and the
+	// children under the other; with two others, which one the children
+	// are would be a guess.
 	mustPanic(t, "WithReadYourWrites: the guard has stores for", func() {
-		two := consistency.NewGuard(
+		three := consistency.NewGuard(
 			consistency.WithStore(schema.GroupResource{Resource: "configmaps"}, &storeAt{}),
+			consistency.WithStore(schema.GroupResource{Resource: "secrets"}, &storeAt{}),
 			consistency.WithStore(schema.GroupResource{Group: "apps", Resource: "replicasets"}, &storeAt{}))
-		childset.NewReconciler(spec, kind, w, childset.WithReadYourWrites(two))
+		childset.NewReconciler(spec, kind, w, childset.WithReadYourWrites(three))
 	})
+	childset.NewReconciler(spec, kind, w, childset.WithReadYourWrites(consistency.NewGuard(
+		consistency.WithStore(schema.GroupResource{Resource: "configmaps"}, &storeAt{}),
+		consistency.WithStore(schema.GroupResource{Group: "apps", Resource: "replicasets"}, &storeAt{}))))
 	childset.NewReconciler(spec, kind, w, childset.WithReadYourWrites(nil))
 	// A nil Option, a nil order and a nil clock keep the defaults.
 	r := childset.NewReconciler(spec, kind, w, nil, childset.WithDeletionOrder[*v1.ConfigMap](nil), childset.WithClock(nil))

@@ -49,8 +49,8 @@ var _ Interface[*metav1.PartialObjectMetadata] = (*Control[*metav1.PartialObject
 // or "pod") writing through writer. A nil recorder records nothing.
 // patchType is what Patch sends: types.StrategicMergePatchType for built-in
 // kinds, types.MergePatchType for custom resources. A nil writer panics.
-// To learn of its own writes (for a read-your-writes guard), a caller wraps
-// the writer (childset.RecordingWriter) rather than hooking the control.
+// The set core learns of its own writes (for a read-your-writes guard)
+// from what the control returns, rather than by hooking it.
 func New[T Object](kind string, writer Writer[T], recorder record.EventRecorder, patchType types.PatchType, opts ...Option) *Control[T] {
 	if writer == nil {
 		panic("objectcontrol: New: nil writer")

@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -30,7 +29,7 @@ import (
 // informer handlers that fill a rate-limited work queue of owner keys, and
 // workers that sync them and apply each Result. Build it with New, start
 // the informers, then call Run.
-type Controller[O metav1.Object] struct {
+type Controller[O childset.Object] struct {
 	*Reconciler[O]
 
 	client      kubernetes.Interface
@@ -44,12 +43,12 @@ type Controller[O metav1.Object] struct {
 
 // New returns a controller for owners described by kind: the core
 // (NewReconciler) and a driver for it. It registers its event handlers and
-// the pod-by-owner index (AddPodControllerIndexer) on the informers; the
+// the pod-by-owner index (childset.AddControllerIndexer) on the informers; the
 // caller starts the informers after this call and then calls Run.
 // ownerInformer must hold objects of type O. Without WithEventRecorder,
 // events go to a broadcaster of the controller's own, which Run starts and
 // stops, writing through client.
-func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Controller[O], error) {
+func New[O childset.Object](ctx context.Context, client kubernetes.Interface, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Controller[O], error) {
 	cfg := newConfig(opts)
 	if client == nil && ((cfg.podControl == nil && cfg.podWriter == nil) || !cfg.recorderSet) {
 		return nil, errors.New("podset: New needs a client unless WithPodWriter (or WithPodControl) and WithEventRecorder are given")
@@ -75,7 +74,7 @@ func New[O metav1.Object](ctx context.Context, client kubernetes.Interface, podI
 		return nil, err
 	}
 	c.Reconciler = r
-	cfg = r.cfg
+	cfg = *r.cfg
 	name := cfg.QueueName
 	if name == "" {
 		name = strings.ToLower(r.gvk.Kind)
@@ -218,7 +217,3 @@ func (c *Controller[O]) enqueue(keys []string) {
 		c.queue.Add(key)
 	}
 }
-
-// object returns o as the runtime.Object that events and pod control need;
-// New checked that O is one.
-func object[O metav1.Object](o O) runtime.Object { return any(o).(runtime.Object) }

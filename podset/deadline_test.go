@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -50,6 +49,10 @@ func (h hangingPodControl) CreatePods(context.Context, string, *v1.PodTemplateSp
 }
 
 func (h hangingPodControl) CreatePodsWithGenerateName(context.Context, string, *v1.PodTemplateSpec, runtime.Object, *metav1.OwnerReference, string) error {
+	return h.hang()
+}
+
+func (h hangingPodControl) CreatePodWithName(context.Context, string, string, *v1.PodTemplateSpec, runtime.Object, *metav1.OwnerReference) error {
 	return h.hang()
 }
 
@@ -150,55 +153,4 @@ func TestHungWritesDoNotPinTheOwner(t *testing.T) {
 			}
 		})
 	}
-}
-
-// answeringDeletes is a pod control whose deletes answer by pod name:
-// "missing" is NotFound, "refused" an error, "hung" never (ignoring its
-// context until released), any other nil.
-type answeringDeletes struct {
-	hangingPodControl
-}
-
-func (a answeringDeletes) DeletePod(_ context.Context, _, name string, _ runtime.Object) error {
-	switch name {
-	case "missing":
-		return apierrorsNotFound(name)
-	case "refused":
-		return assert.AnError
-	case "hung":
-		return a.hang()
-	}
-	return nil
-}
-
-// TestDeleteAllSharesOneDeadline: the deletes of a batch answer each for
-// itself, and one that never answers gets a deadline error at the batch's
-// deadline, while the others keep their answers.
-func TestDeleteAllSharesOneDeadline(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	h := newHangingWrites(t)
-	const timeout = 50 * time.Millisecond
-	d := deadlinePodControl{pc: answeringDeletes{hangingPodControl{h}}, timeout: timeout}
-	names := []string{"ok-1", "missing", "hung", "refused", "ok-2"}
-
-	start := time.Now()
-	errs := d.deleteAll(context.Background(), "ns", names, &appsv1.ReplicaSet{})
-	took := time.Since(start)
-	require.Len(t, errs, len(names))
-	assert.NoError(t, errs[0])
-	assert.True(t, apierrors.IsNotFound(errs[1]), "NotFound is returned as it is: %v", errs[1])
-	assert.ErrorIs(t, errs[2], context.DeadlineExceeded)
-	assert.ErrorContains(t, errs[2], "deleting pod ns/hung: no answer within 50ms")
-	assert.ErrorIs(t, errs[3], assert.AnError)
-	assert.NoError(t, errs[4])
-	assert.GreaterOrEqual(t, took, timeout, "it waited for the deadline")
-	assert.Less(t, took, 5*time.Second, "and not for the hung delete")
-
-	h.releaseAll() // the abandoned delete returns now; its answer is dropped
-	assert.ErrorIs(t, errs[2], context.DeadlineExceeded)
-
-	assert.Nil(t, d.deleteAll(context.Background(), "ns", nil, &appsv1.ReplicaSet{}), "nothing to delete returns at once")
-	errs = d.deleteAll(context.Background(), "ns", []string{"ok-1", "ok-2"}, &appsv1.ReplicaSet{})
-	assert.Equal(t, []error{nil, nil}, errs)
 }

@@ -1,6 +1,10 @@
 // Package podset is the ReplicaSet controller core as a library: it keeps
 // the pods of any owner kind at the owner's desired count, with the
-// semantics of upstream's pkg/controller/replicaset (v1.37): the
+// semantics of upstream's pkg/controller/replicaset (v1.37). It is the set
+// core, childset, specialised to pods (pods.go): what is about pods alone
+// (the pod template, upstream's status counts, its ranking of the pods a
+// scale-down deletes, and its gates) is here, and the sync itself is
+// childset's, which runs the
 // read-your-writes check, the expectations gate read before the pods, claim
 // with an uncached re-read before adopting, slow-start creations capped per
 // sync, ranked parallel deletions, the status written from the counts, and a
@@ -56,7 +60,4 @@
 // others, ranked among themselves, and the rest are chosen by upstream's
 // ranking as before; the ScaleDownDecision reports them with
 // podranking.RuleNamed. A Kind without it syncs exactly as upstream.
-//
-// AddPodControllerIndexer and FilterPodsByOwner are upstream's pod-by-owner
-// informer index, for controllers that list an owner's pods themselves.
 package podset

@@ -1,5 +1,7 @@
 package podset
 
+import "github.com/ctrlkit/ctrlkit/childset"
+
 // Upstream's feature gates that change the ReplicaSet controller's behaviour,
 // under their upstream names. The function given to WithFeatureGates is
 // asked about them at every sync, so flipping one takes effect on the next;
@@ -18,13 +20,13 @@ const (
 	LogarithmicScaleDown = "LogarithmicScaleDown"
 	// DeploymentReplicaSetTerminatingReplicas: terminating pods are counted
 	// and status.terminatingReplicas is written.
-	DeploymentReplicaSetTerminatingReplicas = "DeploymentReplicaSetTerminatingReplicas"
+	DeploymentReplicaSetTerminatingReplicas = childset.DeploymentReplicaSetTerminatingReplicas
 	// StaleControllerConsistencyReplicaSet: a sync waits until the informer
 	// caches have seen the controller's own writes for the owner. New in
 	// Kubernetes 1.36; asked only when the informer stores report their
 	// resource version (client-go v0.36 on), which a registry of the same
 	// release knows.
-	StaleControllerConsistencyReplicaSet = "StaleControllerConsistencyReplicaSet"
+	StaleControllerConsistencyReplicaSet = childset.StaleControllerConsistencyReplicaSet
 )
 
 // DefaultFeatureGates reports upstream v1.37.2's defaults: each gate above

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
@@ -152,15 +153,16 @@ func (s *fakeStore) LastStoreSyncResourceVersion() string { return s.rv.Load().(
 // guardedEnv returns an env whose read-your-writes guard watches a fake
 // owner store, and that store.
 func guardedEnv(t *testing.T, rs *appsv1.ReplicaSet, opts ...Option) (*env, *fakeStore) {
-	e := newEnv(t, []runtime.Object{rs}, opts...)
-	e.addOwner(rs)
 	store := &fakeStore{}
 	store.rv.Store("1")
 	// Installed whenever the guard is on, also where the informer stores
-	// report no version (client-go before v0.36) and New built none.
-	if e.c.cfg.ownGuard() {
-		e.c.guard = consistency.NewGuard(consistency.WithStore(e.c.ownerGR, store))
+	// report no version (client-go before v0.36) and New would build none.
+	if cfg := newConfig(opts); cfg.ownGuard() {
+		owners := schema.GroupResource{Group: "apps", Resource: "replicasets"}
+		opts = append(opts, WithReadYourWrites(consistency.NewGuard(consistency.WithStore(owners, store))))
 	}
+	e := newEnv(t, []runtime.Object{rs}, opts...)
+	e.addOwner(rs)
 	return e, store
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
-	"github.com/ctrlkit/ctrlkit/podstate"
 )
 
 // The Observe methods are the informer event handlers' logic, for any
@@ -71,8 +70,8 @@ func (c *Reconciler[O]) ObserveOwnerDelete(obj any) []string {
 	}
 	c.logger.V(4).Info("Deleting", "kind", c.gvk.Kind, "owner", klog.KObj(o))
 	// Keyed by UID, so a re-created owner of the same name is unaffected.
-	c.expectations.DeleteExpectations(expectations.OwnerKeyFor(o))
-	c.memos.drop(ownerKey(o))
+	c.core.ObserveOwnerDelete(o)
+	c.spec.rankings.Drop(ownerKey(o))
 	if c.guard != nil {
 		c.guard.Clear(expectations.OwnerKeyFor(o))
 	}
@@ -88,24 +87,17 @@ func (c *Reconciler[O]) ObservePodAdd(obj any) []string {
 	if !ok || pod == nil {
 		return nil
 	}
-	if pod.DeletionTimestamp != nil {
-		return c.ObservePodDelete(pod)
+	if metav1.GetControllerOfNoCopy(pod) == nil && pod.DeletionTimestamp == nil {
+		return c.ownersSelecting(pod)
 	}
-	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
-		o, ok := c.resolveControllerRef(pod.Namespace, ref)
-		if !ok {
-			return nil
-		}
-		c.logger.V(4).Info("Pod created", "pod", klog.KObj(pod), "owner", klog.KObj(o))
-		c.expectations.CreationObserved(expectations.OwnerKeyFor(o))
-		return []string{ownerKey(o)}
-	}
-	return c.ownersSelecting(pod)
+	return keys(c.core.ObserveAdd(pod))
 }
 
 // ObservePodUpdate returns every owner the change can matter to: the old
 // and new controller when the controllerRef moved, and the matching owners
-// of an orphan whose labels or ref changed.
+// of an orphan whose labels or ref changed. Graceful deletion sets the
+// deletion timestamp long before the pod goes; counting it as deleted then
+// lets the owner replace it without waiting.
 func (c *Reconciler[O]) ObservePodUpdate(oldObj, curObj any) []string {
 	cur, ok := curObj.(*v1.Pod)
 	old, ok2 := oldObj.(*v1.Pod)
@@ -116,36 +108,12 @@ func (c *Reconciler[O]) ObservePodUpdate(oldObj, curObj any) []string {
 		// A periodic resync: nothing changed.
 		return nil
 	}
-	labelChanged := !reflect.DeepEqual(cur.Labels, old.Labels)
-	if cur.DeletionTimestamp != nil {
-		// Graceful deletion sets the timestamp long before the pod goes;
-		// counting it now lets the owner replace it without waiting. If the
-		// labels changed too, the old labels' owner may need a wake-up.
-		keys := c.ObservePodDelete(cur)
-		if labelChanged {
-			keys = append(keys, c.ObservePodDelete(old)...)
-		}
-		return keys
+	owners := c.core.ObserveUpdate(old, cur)
+	if cur.DeletionTimestamp == nil && metav1.GetControllerOfNoCopy(cur) == nil &&
+		(!reflect.DeepEqual(cur.Labels, old.Labels) || metav1.GetControllerOfNoCopy(old) != nil) {
+		owners = append(owners, c.ownersSelecting(cur)...)
 	}
-	var keys []string
-	curRef := metav1.GetControllerOfNoCopy(cur)
-	oldRef := metav1.GetControllerOfNoCopy(old)
-	refChanged := !reflect.DeepEqual(curRef, oldRef)
-	if refChanged && oldRef != nil {
-		if o, ok := c.resolveControllerRef(old.Namespace, oldRef); ok {
-			keys = append(keys, ownerKey(o))
-		}
-	}
-	if curRef != nil {
-		if o, ok := c.resolveControllerRef(cur.Namespace, curRef); ok {
-			keys = append(keys, ownerKey(o))
-		}
-		return keys
-	}
-	if labelChanged || refChanged {
-		keys = append(keys, c.ownersSelecting(cur)...)
-	}
-	return keys
+	return owners
 }
 
 // ObservePodDelete observes a deletion for the pod's owner and returns its
@@ -156,17 +124,15 @@ func (c *Reconciler[O]) ObservePodDelete(obj any) []string {
 		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable pod", obj))
 		return nil
 	}
-	ref := metav1.GetControllerOfNoCopy(pod)
-	if ref == nil {
+	return keys(c.core.ObserveDelete(pod))
+}
+
+// keys is key as a list, empty for "".
+func keys(key string) []string {
+	if key == "" {
 		return nil
 	}
-	o, ok := c.resolveControllerRef(pod.Namespace, ref)
-	if !ok {
-		return nil
-	}
-	c.logger.V(4).Info("Pod deleted", "pod", klog.KObj(pod), "terminating", pod.DeletionTimestamp != nil, "owner", klog.KObj(o))
-	c.expectations.DeletionObserved(expectations.OwnerKeyForRef(pod.Namespace, ref), podstate.Key(pod))
-	return []string{ownerKey(o)}
+	return []string{key}
 }
 
 // asOwner unwraps an informer object of type O; ok is false for anything
@@ -175,22 +141,6 @@ func (c *Reconciler[O]) asOwner(obj any) (O, bool) {
 	o, ok := obj.(O)
 	if !ok || any(o) == any(*new(O)) {
 		return o, false
-	}
-	return o, true
-}
-
-// resolveControllerRef returns the cached owner a controllerRef points at;
-// ok is false if the ref is for another kind, names no cached owner, or names
-// an owner since re-created with another UID. Only the Kind is compared, not
-// the group, as upstream does.
-func (c *Reconciler[O]) resolveControllerRef(namespace string, ref *metav1.OwnerReference) (O, bool) {
-	var zero O
-	if ref.Kind != c.gvk.Kind {
-		return zero, false
-	}
-	o, err := c.kind.Get(namespace, ref.Name)
-	if err != nil || any(o) == any(zero) || o.GetUID() != ref.UID {
-		return zero, false
 	}
 	return o, true
 }

@@ -2,6 +2,7 @@ package podset
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,32 +11,37 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+
+	"github.com/ctrlkit/ctrlkit/expectations"
 )
 
-// gateHook wraps the expectations to run a function right after the gate
-// is read.
-type gateHook struct {
-	expectationsCache
-	after func()
+// firstTemplateHook runs a function at the first read of the template,
+// which the core makes right after it reads the expectations gate and
+// before it lists the pods.
+type firstTemplateHook struct {
+	Kind[*appsv1.ReplicaSet]
+	once *sync.Once
+	run  func()
 }
 
-func (g gateHook) SatisfiedExpectations(key string) bool {
-	ok := g.expectationsCache.SatisfiedExpectations(key)
-	g.after()
-	return ok
+func (h firstTemplateHook) Template(rs *appsv1.ReplicaSet) *v1.PodTemplateSpec {
+	h.once.Do(h.run)
+	return h.Kind.Template(rs)
 }
 
 // TestSyncExpectationsReadBeforePods: a pod that appears between the gate
 // and the listing is counted, so no extra pod is created.
 func TestSyncExpectationsReadBeforePods(t *testing.T) {
 	rs := newRS("foobar", 2, fooBar)
-	e := newEnv(t, []runtime.Object{rs}, WithBurstReplicas(2))
-	e.addOwner(rs)
 	pods := newPods(2, "pod", rs, v1.PodPending, fooBar, true)
+	var e *env
+	e = newEnvWrapped(t, func(k Kind[*appsv1.ReplicaSet]) Kind[*appsv1.ReplicaSet] {
+		return firstTemplateHook{Kind: k, once: &sync.Once{}, run: func() { e.addPods(pods[1]) }}
+	}, []runtime.Object{rs}, WithBurstReplicas(2))
+	e.addOwner(rs)
 	e.addPods(pods[0])
-	e.c.expectations = gateHook{e.c.expectations, func() { e.addPods(pods[1]) }}
+	require.True(t, e.c.Expectations().SatisfiedExpectations(expectations.OwnerKeyFor(rs)))
 	require.NoError(t, e.sync(rs))
 	e.requireCounts(0, 0, 0)
 }
@@ -65,14 +71,14 @@ func TestRelatedPodsLookup(t *testing.T) {
 		newPod("pod5", unrelated, v1.PodRunning, map[string]string{"app": "d"}, true),
 		newPod("pod6", loner, v1.PodRunning, map[string]string{"app": "e"}, true),
 	)
-	related, err := e.c.relatedPods(someRS)
+	related, err := e.c.spec.relatedPods(someRS)
 	require.NoError(t, err)
 	names := podNames(related)
 	slices.Sort(names)
 	assert.Equal(t, []string{"pod1", "pod2", "pod3", "pod4"}, names,
 		"own pods (inactive too), siblings', pending deletion's; not the unrelated owner's")
 
-	related, err = e.c.relatedPods(loner)
+	related, err = e.c.spec.relatedPods(loner)
 	require.NoError(t, err)
 	assert.Empty(t, related, "an owner without a controller has no siblings, so no related pods")
 }
@@ -107,10 +113,4 @@ func TestPodControllerLookup(t *testing.T) {
 			assert.Equal(t, want, e.c.ownersSelecting(pod))
 		})
 	}
-}
-
-// The guard names the owner's store by its resource, the kind's plural.
-func TestOwnerGroupResource(t *testing.T) {
-	e := newEnv(t, nil)
-	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, e.c.ownerGR)
 }

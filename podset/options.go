@@ -1,7 +1,6 @@
 package podset
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
@@ -53,7 +53,7 @@ type config struct {
 	// positive.
 	readYourWritesTTL time.Duration
 	eventSource       string
-	syncGuard         SyncGuard
+	syncGuard         childset.SyncGuard
 }
 
 // ownGuard reports whether podset builds its read-your-writes guard
@@ -233,23 +233,9 @@ func WithUnreachableBackoffCap(d time.Duration) Option {
 	return shared(syncloop.UnreachableBackoffCap("podset", d))
 }
 
-// SyncGuard fences one sync of the owner with the "namespace/name" key: it
-// returns the context the sync's reads and writes run under and a function
-// to call when the sync is over, and ok false when this replica must not
-// touch the owner now (done is then never called). A refusal with
-// retryAfter > 0 says the owner is this replica's to sync once it may
-// again (its share is being taken up, or its Lease renewed): the owner is
-// looked at again after that delay, so no event is lost to the refusal.
-// With retryAfter 0 another replica syncs it. shard.Member's Guard and
-// Wants over the owner's hash make one.
-type SyncGuard func(ctx context.Context, key string) (guarded context.Context, done func(), retryAfter time.Duration, ok bool)
-
 // WithSyncGuard runs every sync under g, for a controller sharded over
-// replicas: a sync of an owner outside this replica's share is skipped
-// (no write; requeued only when g asks for it), and a sync whose guarded
-// context ends (the share moved on) stops writing at once and fails, to be
-// looked at again. nil means no guard.
-func WithSyncGuard(g SyncGuard) Option {
+// replicas (see childset.SyncGuard). nil means no guard.
+func WithSyncGuard(g childset.SyncGuard) Option {
 	return func(c *config) { c.syncGuard = g }
 }
 

@@ -91,7 +91,7 @@ func TestOptionsNilRecorderRecordsNone(t *testing.T) {
 	assert.NotNil(t, own.broadcaster, "no option: New's own broadcaster")
 	none := build(WithEventRecorder(nil))
 	assert.Nil(t, none.broadcaster, "nil: no broadcaster")
-	assert.Equal(t, noEvents{}, none.recorder, "nil: no events")
+	assert.Equal(t, noEvents{}, none.cfg.recorder, "nil: no events")
 
 	// NewReconciler, which panics without the option, takes nil.
 	_, ctx := ktesting.NewTestContext(t)
@@ -101,5 +101,5 @@ func TestOptionsNilRecorderRecordsNone(t *testing.T) {
 	kind := Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()})
 	r, err := NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithPodControl(&podcontrol.FakePodControl{}), WithEventRecorder(nil))
 	require.NoError(t, err)
-	assert.Equal(t, noEvents{}, r.recorder)
+	assert.Equal(t, noEvents{}, r.cfg.recorder)
 }

@@ -8,49 +8,34 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/expectations"
-	"github.com/ctrlkit/ctrlkit/internal/unsure"
-	"github.com/ctrlkit/ctrlkit/podcontrol"
+	"github.com/ctrlkit/ctrlkit/internal/ownermemo"
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
-// Reconciler is podset's core: Reconcile syncs one owner, and the Observe
-// methods turn informer events into expectations and the keys of the
-// owners to sync. It holds no queue and starts no goroutine; a driver
-// (Controller, or ctrlruntime/podsetcr under controller-runtime) applies
-// its Results and feeds it events.
-type Reconciler[O metav1.Object] struct {
-	kind     Kind[O]
-	siblings SiblingLister[O] // nil when kind does not list siblings
-	scaleIn  ScaleInKind[O]   // nil when kind names no pods to delete first
-	gvk      schema.GroupVersionKind
-	cfg      config
-	logger   klog.Logger
-
-	podControl   deadlinePodControl // every pod write within the write timeout
-	recorder     record.EventRecorder
-	expectations expectationsCache
-	uidExp       *expectations.UIDTrackingControllerExpectations
-	// unsure holds the pod creates and deletes whose outcome is unknown
-	// (objectcontrol.OutcomeUnknown) until a sync resolves them.
-	unsure  *unsure.Registry[*v1.PodTemplateSpec]
-	guard   *consistency.Guard // nil when off (WithReadYourWrites(nil))
-	ownerGR schema.GroupResource
-
-	podIndexer   cache.Indexer
-	podLister    corelisters.PodLister
+// Reconciler is podset's core: the set core (childset) specialised to
+// pods (podSpec and podKind, pods.go), with the Observe methods that turn
+// informer events into expectations and the keys of the owners to sync.
+// It holds no queue and starts no goroutine; a driver (Controller, or
+// ctrlruntime/podsetcr under controller-runtime) applies its Results and
+// feeds it events.
+type Reconciler[O childset.Object] struct {
+	core         *childset.Reconciler[O, *v1.Pod]
+	spec         podSpec[O]
+	kind         Kind[O]
+	gvk          schema.GroupVersionKind
+	cfg          *config
+	logger       klog.Logger
+	guard        *consistency.Guard // nil when off (WithReadYourWrites(nil))
 	ownerIndexer cache.Indexer
-	memos        ownerMemos
 }
 
 // podGroupResource names pods to the read-your-writes guard.
@@ -59,8 +44,8 @@ var podGroupResource = schema.GroupResource{Resource: "pods"}
 // NewReconciler returns the core for owners described by kind, reading pods
 // and owners from the informers' caches, for a host that drives it with
 // its own queue and handlers. It registers the pod-by-owner index
-// (AddPodControllerIndexer) on the pod informer, and no handler; call it
-// before the informers start. ownerInformer must hold objects of type O.
+// (childset.AddControllerIndexer) on the pod informer, and no handler; call
+// it before the informers start. ownerInformer must hold objects of type O.
 //
 // The core writes pods through WithPodWriter's writer (or WithPodControl's
 // control) and records events to WithEventRecorder's recorder; without
@@ -70,12 +55,8 @@ var podGroupResource = schema.GroupResource{Resource: "pods"}
 // replaces with its own: ignoring them would leave the caller believing
 // they apply. WithWorkers and WithStaleCachePoll are the host's to apply,
 // through Workers and StaleCachePoll. The error is for what the informers
-// refuse.
-func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Reconciler[O], error) {
-	var zero O
-	if _, ok := any(zero).(runtime.Object); !ok {
-		return nil, fmt.Errorf("podset: owner type %T is not a runtime.Object", zero)
-	}
+// refuse, and for a WithPodControl that cannot create pods by name.
+func NewReconciler[O childset.Object](ctx context.Context, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Reconciler[O], error) {
 	cfg := newConfig(opts)
 	switch {
 	case cfg.podControl == nil && cfg.podWriter == nil:
@@ -90,54 +71,66 @@ func NewReconciler[O metav1.Object](ctx context.Context, podInformer coreinforme
 	if gvk.Kind == "" {
 		return nil, errors.New("podset: the kind has an empty GroupVersionKind")
 	}
-	// The guard keys stores and names them in its errors by resource; the
-	// guessed plural is right for every usual kind name.
-	ownerGVR, _ := meta.UnsafeGuessKindToResource(gvk)
 	logger := klog.FromContext(ctx)
-	c := &Reconciler[O]{
-		kind: kind, gvk: gvk, cfg: cfg, logger: logger,
-		recorder: cfg.recorder,
-		ownerGR:  ownerGVR.GroupResource(),
-	}
-	c.siblings, _ = kind.(SiblingLister[O])
-	c.scaleIn, _ = kind.(ScaleInKind[O])
 	podInf := podInformer.Informer()
-	c.guard = cfg.guard
-	if cfg.ownGuard() {
-		c.guard = newGuard(cfg, logger, podInf, ownerInformer, c.ownerGR)
-	}
-	pc := cfg.podControl
-	if pc == nil {
-		writer := cfg.podWriter
-		if c.guard != nil {
-			// The core learns of its own pod writes from the writer it
-			// writes through, so the guard sees every one, whoever built
-			// the writer.
-			writer = childset.RecordingWriter[*v1.Pod]{
-				Writer: writer, Guard: c.guard, Resource: podGroupResource,
-				Enabled: func() bool { return c.cfg.gates(StaleControllerConsistencyReplicaSet) },
-			}
-		}
-		// The control bounds its writes by the same timeout, which the
-		// deadline below already imposes, so it adds no second one.
-		pc = podcontrol.NewPodControl(writer, c.recorder, podcontrol.WithWriteTimeout(cfg.writeTimeout))
-	}
-	// Every pod write of a sync gets the write timeout, and the sync stops
-	// waiting for it then even if the pod control ignores its context.
-	c.podControl = deadlinePodControl{pc: pc, timeout: cfg.writeTimeout}
-	c.uidExp = expectations.NewUIDTrackingControllerExpectations(expectations.NewControllerExpectations(
-		expectations.WithClock(cfg.Clock),
-		expectations.WithLogger(logger),
-	))
-	c.expectations = c.uidExp
-	c.unsure = unsure.New[*v1.PodTemplateSpec](expectations.ExpectationsTimeout, cfg.Clock)
-	if err := AddPodControllerIndexer(podInf); err != nil {
+	if err := childset.AddControllerIndexer(podInf); err != nil {
 		return nil, fmt.Errorf("podset: %w", err)
 	}
-	c.podIndexer = podInf.GetIndexer()
-	c.podLister = podInformer.Lister()
-	c.ownerIndexer = ownerInformer.GetIndexer()
+	c := &Reconciler[O]{kind: kind, gvk: gvk, cfg: &cfg, logger: logger, guard: cfg.guard, ownerIndexer: ownerInformer.GetIndexer()}
+	if cfg.ownGuard() {
+		// The guard keys stores and names them in its errors by resource;
+		// the guessed plural is right for every usual kind name.
+		ownerGVR, _ := meta.UnsafeGuessKindToResource(gvk)
+		c.guard = newGuard(cfg, logger, podInf, ownerInformer, ownerGVR.GroupResource())
+	}
+	var writer objectcontrol.Interface[*v1.Pod]
+	if cfg.podControl != nil {
+		w, err := newPodControlWriter(cfg.podControl)
+		if err != nil {
+			return nil, err
+		}
+		writer = w
+	} else {
+		// Upstream's pod control: its events, checks and patch format.
+		writer = objectcontrol.New("pod", cfg.podWriter, cfg.recorder, types.StrategicMergePatchType,
+			objectcontrol.WithWriteTimeout(cfg.writeTimeout))
+	}
+	c.spec = podSpec[O]{kind: kind, gvk: gvk, cfg: c.cfg, logger: logger, pods: podInf.GetIndexer(), rankings: &ownermemo.Store[*ownerRanking]{}}
+	c.spec.siblings, _ = kind.(SiblingLister[O])
+	c.spec.scaleIn, _ = kind.(ScaleInKind[O])
+	coreOpts := []childset.Option{
+		childset.WithClock(cfg.Clock), childset.WithBurstReplicas(cfg.burst), childset.WithWriteTimeout(cfg.writeTimeout),
+		childset.WithEventRecorder(cfg.recorder), childset.WithReadYourWrites(c.guard), childset.WithFeatureGates(cfg.gates),
+	}
+	if cfg.syncMetrics != nil {
+		coreOpts = append(coreOpts, childset.WithSyncMetrics(cfg.syncMetrics))
+	}
+	if cfg.syncGuard != nil {
+		coreOpts = append(coreOpts, childset.WithSyncGuard(cfg.syncGuard))
+	}
+	c.core = childset.NewReconciler[O, *v1.Pod](c.spec, podKind{childset.IndexerLister[*v1.Pod](podInf.GetIndexer())}, writer, coreOpts...)
 	return c, nil
+}
+
+// Reconcile brings one owner, named by its "namespace/name" key, to its
+// desired pod count and writes its status: upstream's syncReplicaSet, as
+// the set core runs it (childset.Reconciler.Reconcile). It touches no
+// queue: the Result says when to look at the owner again (when its unmet
+// expectations expire, or when a ready pod becomes available), and
+// whoever drives it applies that. It must not run concurrently for the
+// same key; a work queue guarantees that.
+//
+// Every write it makes (pod creations, deletions, adoption and release
+// patches, the status update, and the uncached re-read before adopting)
+// gets a context deadline of the write timeout (WithWriteTimeout), and
+// Reconcile stops waiting for it then even if the writer or Kind ignores
+// the context. A creation whose outcome is unknown (no answer by then, a
+// 504, a reset connection) keeps its expectation until the pod is observed
+// or the create, repeated under the name chosen before it, settles it.
+//
+// With WithSyncGuard, the whole of it runs under the guard, or not at all.
+func (c *Reconciler[O]) Reconcile(ctx context.Context, key string) (childset.Result, error) {
+	return c.core.Reconcile(ctx, key)
 }
 
 // newGuard builds the read-your-writes guard over the two informer stores,
@@ -180,18 +173,5 @@ func (c *Reconciler[O]) StaleCachePoll() time.Duration { return c.cfg.StaleCache
 // expectations.OwnerKey. It is exposed for frameworks that observe pod
 // events themselves and for tests.
 func (c *Reconciler[O]) Expectations() *expectations.UIDTrackingControllerExpectations {
-	return c.uidExp
-}
-
-// expectationsCache is the part of expectations.UIDTrackingControllerExpectations
-// the controller uses; an interface so tests can observe the gate.
-type expectationsCache interface {
-	SatisfiedExpectations(key string) bool
-	DeleteExpectations(key string)
-	ExpectCreations(key string, adds int) error
-	ExpectDeletions(key string, deletedKeys []string) error
-	CreationObserved(key string)
-	DeletionObserved(key, deleteKey string)
-	LowerExpectations(key string, add, del int)
-	GetExpectations(key string) (*expectations.ControlleeExpectations, bool, error)
+	return c.core.Expectations()
 }

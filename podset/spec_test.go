@@ -2,6 +2,7 @@ package podset
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -135,6 +136,16 @@ func (s statusSpy) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet, in S
 	return s.Kind.UpdateStatus(ctx, rs, in)
 }
 
+// templateKind is a Kind whose owners all have one template.
+type templateKind struct {
+	rsKind
+	tmpl *v1.PodTemplateSpec
+}
+
+func (k templateKind) Template(*appsv1.ReplicaSet) *v1.PodTemplateSpec { return k.tmpl }
+
+// TestCheckSpec: the pod built from the template, a nil one included, is
+// refused as podset always refused the template.
 func TestCheckSpec(t *testing.T) {
 	withLabels := func(l map[string]string) *v1.PodTemplateSpec {
 		return &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}}
@@ -157,7 +168,11 @@ func TestCheckSpec(t *testing.T) {
 		{"empty selector", labels.Everything(), nil, withLabels(fooBar), childset.ReasonSelectorInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := checkSpec(tc.selector, tc.selErr, tc.tmpl)
+			rs := newRS("foobar", 1, fooBar)
+			pod, err := podSpec[*appsv1.ReplicaSet]{kind: templateKind{rsKind{}, tc.tmpl}}.NewChild(rs)
+			require.NoError(t, err)
+			var got *childset.SpecError
+			errors.As(childset.CheckSelector(tc.selector, tc.selErr, pod.Labels), &got)
 			if tc.want == "" {
 				assert.Nil(t, got)
 				return

@@ -121,7 +121,7 @@ func TestUnknownPodCreateKeepsExpectation(t *testing.T) {
 			}
 			e.catchUp()
 			assert.Len(t, e.apiPods(), 5)
-			assert.True(t, e.c.expectations.SatisfiedExpectations(expectations.OwnerKeyFor(e.rs)))
+			assert.True(t, e.c.Expectations().SatisfiedExpectations(expectations.OwnerKeyFor(e.rs)))
 		})
 	}
 }
@@ -150,7 +150,7 @@ func TestUnknownPodDeleteKeepsExpectation(t *testing.T) {
 	e.faults.Store(false)
 	e.catchUp()
 	require.NoError(t, e.sync())
-	assert.True(t, e.c.expectations.SatisfiedExpectations(expectations.OwnerKeyFor(e.rs)))
+	assert.True(t, e.c.Expectations().SatisfiedExpectations(expectations.OwnerKeyFor(e.rs)))
 }
 
 var names8 = []string{"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"}
@@ -179,5 +179,5 @@ func TestCreateSkipsNamesTheCacheHolds(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, controlled)
-	assert.True(t, e.c.expectations.SatisfiedExpectations(expectations.OwnerKeyFor(e.rs)))
+	assert.True(t, e.c.Expectations().SatisfiedExpectations(expectations.OwnerKeyFor(e.rs)))
 }

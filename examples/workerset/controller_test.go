@@ -117,7 +117,7 @@ func TestMalformedReplicasIsAnEvent(t *testing.T) {
 				return len(events) > 0
 			}, 10*time.Second, 5*time.Millisecond)
 			assert.Equal(t, "Warning "+childset.ReasonTemplateInvalid+" cannot build a child: "+tc.want+
-				"; nothing is written until the object changes", events[0])
+				"; nothing is created, deleted, adopted or released until the object changes", events[0])
 			time.Sleep(100 * time.Millisecond)
 			assert.Empty(t, h.calls("create"))
 			assert.Empty(t, h.calls("patch"), "the orphan is not adopted")
