@@ -151,16 +151,10 @@ func (c *Reconciler[O]) asOwner(obj any) (O, bool) {
 // selectors), reported but not fatal: all of them are woken and the first
 // to claim the pod keeps it.
 func (c *Reconciler[O]) ownersSelecting(pod *v1.Pod) []string {
-	objs, err := c.ownerIndexer.ByIndex(cache.NamespaceIndex, pod.Namespace)
+	owners, err := c.reads.Owners(pod.Namespace)
 	if err != nil {
-		// No namespace index on this informer: scan it all.
-		objs = c.ownerIndexer.List()
-	}
-	owners := make([]O, 0, len(objs))
-	for _, obj := range objs {
-		if o, ok := c.asOwner(obj); ok && o.GetNamespace() == pod.Namespace {
-			owners = append(owners, o)
-		}
+		utilruntime.HandleError(fmt.Errorf("listing the %s owners of namespace %s: %w", c.gvk.Kind, pod.Namespace, err))
+		return nil
 	}
 	adopters := claim.Adopters(pod, owners, c.kind.Selector)
 	if len(adopters) == 0 {

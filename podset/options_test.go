@@ -103,3 +103,11 @@ func TestOptionsNilRecorderRecordsNone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, noEvents{}, r.cfg.recorder)
 }
+
+func TestNewCorePanicsOnANilRead(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	assert.PanicsWithValue(t, "podset: NewCore: a nil read", func() {
+		_, _ = NewCore(ctx, Reads[*appsv1.ReplicaSet]{}, Kind[*appsv1.ReplicaSet](rsKind{}),
+			WithPodControl(&podcontrol.FakePodControl{}), WithEventRecorder(nil))
+	})
+}

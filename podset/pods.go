@@ -30,7 +30,9 @@ type podSpec[O childset.Object] struct {
 	logger   klog.Logger
 	siblings SiblingLister[O] // nil when the Kind lists no siblings
 	scaleIn  ScaleInKind[O]   // nil when the Kind names no pods to delete first
-	pods     cache.Indexer    // for the related pods of a ranking
+	// podsMatching lists the pods of a namespace a selector matches, for
+	// the related pods of a ranking (Reads.PodsMatching).
+	podsMatching func(namespace string, selector labels.Selector) ([]*v1.Pod, error)
 	// rankings keeps, per owner above its wanted count, the facts its
 	// last scale-down's ranking read from the pods (podranking.Memo).
 	rankings *ownermemo.Store[*ownerRanking]

@@ -28,14 +28,14 @@ import (
 // ctrlruntime/podsetcr under controller-runtime) applies its Results and
 // feeds it events.
 type Reconciler[O childset.Object] struct {
-	core         *childset.Reconciler[O, *v1.Pod]
-	spec         podSpec[O]
-	kind         Kind[O]
-	gvk          schema.GroupVersionKind
-	cfg          *config
-	logger       klog.Logger
-	guard        *consistency.Guard // nil when off (WithReadYourWrites(nil))
-	ownerIndexer cache.Indexer
+	core   *childset.Reconciler[O, *v1.Pod]
+	spec   podSpec[O]
+	kind   Kind[O]
+	gvk    schema.GroupVersionKind
+	cfg    *config
+	logger klog.Logger
+	guard  *consistency.Guard // nil when off (WithReadYourWrites(nil))
+	reads  Reads[O]
 }
 
 // podGroupResource names pods to the read-your-writes guard.
@@ -46,6 +46,8 @@ var podGroupResource = schema.GroupResource{Resource: "pods"}
 // its own queue and handlers. It registers the pod-by-owner index
 // (childset.AddControllerIndexer) on the pod informer, and no handler; call
 // it before the informers start. ownerInformer must hold objects of type O.
+// Without WithReadYourWrites, the core's read-your-writes guard watches the
+// two informers' stores.
 //
 // The core writes pods through WithPodWriter's writer (or WithPodControl's
 // control) and records events to WithEventRecorder's recorder; without
@@ -57,6 +59,31 @@ var podGroupResource = schema.GroupResource{Resource: "pods"}
 // through Workers and StaleCachePoll. The error is for what the informers
 // refuse, and for a WithPodControl that cannot create pods by name.
 func NewReconciler[O childset.Object](ctx context.Context, podInformer coreinformers.PodInformer, ownerInformer cache.SharedIndexInformer, kind Kind[O], opts ...Option) (*Reconciler[O], error) {
+	podInf := podInformer.Informer()
+	if err := childset.AddControllerIndexer(podInf); err != nil {
+		return nil, fmt.Errorf("podset: %w", err)
+	}
+	ownGuard := func(cfg config, ownerGR schema.GroupResource) *consistency.Guard {
+		return newGuard(cfg, klog.FromContext(ctx), podInf, ownerInformer, ownerGR)
+	}
+	return newCore(ctx, informerReads[O](podInf.GetIndexer(), ownerInformer.GetIndexer()), kind, ownGuard, opts)
+}
+
+// NewCore is NewReconciler for a host that reads pods and owners its own
+// way (reads), as ctrlruntime/podsetcr does over a cache restricted to
+// namespaces. It has no informer store to watch, so the read-your-writes
+// guard is the one WithReadYourWrites gives, if any. A nil field of reads
+// panics.
+func NewCore[O childset.Object](ctx context.Context, reads Reads[O], kind Kind[O], opts ...Option) (*Reconciler[O], error) {
+	if reads.Pods == nil || reads.PodsMatching == nil || reads.Owners == nil {
+		panic("podset: NewCore: a nil read")
+	}
+	return newCore(ctx, reads, kind, nil, opts)
+}
+
+// newCore builds the core over reads; ownGuard, when not nil, builds the
+// guard podset makes without WithReadYourWrites.
+func newCore[O childset.Object](ctx context.Context, reads Reads[O], kind Kind[O], ownGuard func(config, schema.GroupResource) *consistency.Guard, opts []Option) (*Reconciler[O], error) {
 	cfg := newConfig(opts)
 	switch {
 	case cfg.podControl == nil && cfg.podWriter == nil:
@@ -72,16 +99,12 @@ func NewReconciler[O childset.Object](ctx context.Context, podInformer coreinfor
 		return nil, errors.New("podset: the kind has an empty GroupVersionKind")
 	}
 	logger := klog.FromContext(ctx)
-	podInf := podInformer.Informer()
-	if err := childset.AddControllerIndexer(podInf); err != nil {
-		return nil, fmt.Errorf("podset: %w", err)
-	}
-	c := &Reconciler[O]{kind: kind, gvk: gvk, cfg: &cfg, logger: logger, guard: cfg.guard, ownerIndexer: ownerInformer.GetIndexer()}
-	if cfg.ownGuard() {
+	c := &Reconciler[O]{kind: kind, gvk: gvk, cfg: &cfg, logger: logger, guard: cfg.guard, reads: reads}
+	if cfg.ownGuard() && ownGuard != nil {
 		// The guard keys stores and names them in its errors by resource;
 		// the guessed plural is right for every usual kind name.
 		ownerGVR, _ := meta.UnsafeGuessKindToResource(gvk)
-		c.guard = newGuard(cfg, logger, podInf, ownerInformer, ownerGVR.GroupResource())
+		c.guard = ownGuard(cfg, ownerGVR.GroupResource())
 	}
 	var writer objectcontrol.Interface[*v1.Pod]
 	if cfg.podControl != nil {
@@ -95,7 +118,8 @@ func NewReconciler[O childset.Object](ctx context.Context, podInformer coreinfor
 		writer = objectcontrol.New("pod", cfg.podWriter, cfg.recorder, types.StrategicMergePatchType,
 			objectcontrol.WithWriteTimeout(cfg.writeTimeout))
 	}
-	c.spec = podSpec[O]{kind: kind, gvk: gvk, cfg: c.cfg, logger: logger, pods: podInf.GetIndexer(), rankings: &ownermemo.Store[*ownerRanking]{}}
+	c.spec = podSpec[O]{kind: kind, gvk: gvk, cfg: c.cfg, logger: logger, podsMatching: reads.PodsMatching,
+		rankings: &ownermemo.Store[*ownerRanking]{}}
 	c.spec.siblings, _ = kind.(SiblingLister[O])
 	c.spec.scaleIn, _ = kind.(ScaleInKind[O])
 	coreOpts := []childset.Option{
@@ -108,7 +132,7 @@ func NewReconciler[O childset.Object](ctx context.Context, podInformer coreinfor
 	if cfg.syncGuard != nil {
 		coreOpts = append(coreOpts, childset.WithSyncGuard(cfg.syncGuard))
 	}
-	c.core = childset.NewReconciler[O, *v1.Pod](c.spec, podKind{childset.IndexerLister[*v1.Pod](podInf.GetIndexer())}, writer, coreOpts...)
+	c.core = childset.NewReconciler[O, *v1.Pod](c.spec, podKind{reads.Pods}, writer, coreOpts...)
 	return c, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -136,18 +135,6 @@ func (s podSpec[O]) relatedPods(owner O) ([]*v1.Pod, error) {
 		}
 	}
 	return out, nil
-}
-
-// podsMatching lists the pods of namespace that selector matches, as a pod
-// lister does.
-func (s podSpec[O]) podsMatching(namespace string, selector labels.Selector) ([]*v1.Pod, error) {
-	var out []*v1.Pod
-	err := cache.ListAllByNamespace(s.pods, namespace, selector, func(obj any) {
-		if pod, ok := obj.(*v1.Pod); ok {
-			out = append(out, pod)
-		}
-	})
-	return out, err
 }
 
 // namedToDeleteFirst splits active into the pods the Kind names to delete

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -98,9 +99,12 @@ func TestPodGroupScaleUnderManager(t *testing.T) {
 	// Two instances compete for the lease; only the leader may run the
 	// controller, or the two would over-create.
 	metricsAddr := freeAddress(t)
-	stopManager, managerFailed, leader := startManager(t, cfg, ns, metricsAddr)
+	// The leader's cache is restricted to the namespace, which keeps an
+	// informer per namespace, and the follower's is cluster-wide, so both
+	// of podsetcr's ways to read are run.
+	stopManager, managerFailed, leader := startManager(t, cfg, ns, metricsAddr, true)
 	defer stopManager()
-	stopFollower, followerFailed, follower := startManager(t, cfg, ns, "0")
+	stopFollower, followerFailed, follower := startManager(t, cfg, ns, "0", false)
 	defer stopFollower()
 
 	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.PodTemplateSpec{
@@ -179,16 +183,20 @@ func TestPodGroupScaleUnderManager(t *testing.T) {
 // startManager runs a manager with leader election (its lease in ns), the
 // metrics endpoint on metricsAddr ("0" for none) and the PodGroup
 // controller. It waits up to 2 s for the manager to be elected, so that the
-// first instance started is the leader. The cache is
-// cluster-wide: one restricted to namespaces wraps an informer per
-// namespace, which podsetcr refuses. stop stops the manager and waits for
-// it; failed reports an error the manager stopped with early.
-func startManager(t *testing.T, cfg *rest.Config, ns, metricsAddr string) (stop func(), failed func() error, c *crpodgroup.Controller) {
+// first instance started is the leader. The cache is cluster-wide, or with
+// restricted restricted to ns. stop stops the manager and waits for it;
+// failed reports an error the manager stopped with early.
+func startManager(t *testing.T, cfg *rest.Config, ns, metricsAddr string, restricted bool) (stop func(), failed func() error, c *crpodgroup.Controller) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, crpodgroup.AddToScheme(scheme))
+	var cacheOpts crcache.Options
+	if restricted {
+		cacheOpts.DefaultNamespaces = map[string]crcache.Config{ns: {}}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Cache:                         cacheOpts,
 		Scheme:                        scheme,
 		Logger:                        logr.Discard(),
 		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},

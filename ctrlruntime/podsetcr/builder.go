@@ -139,11 +139,11 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	// Asking the cache for an informer before the manager starts creates
 	// it, to be started with the cache; nothing is contacted yet.
 	ctx := context.Background()
-	ownerInf, err := sharedInformer(ctx, b.mgr.GetCache(), owner)
+	ownerInf, sharedOwners, err := informerFor(ctx, b.mgr.GetCache(), owner)
 	if err != nil {
 		return nil, err
 	}
-	podInf, err := sharedInformer(ctx, b.mgr.GetCache(), &corev1.Pod{})
+	podInf, sharedPods, err := informerFor(ctx, b.mgr.GetCache(), &corev1.Pod{})
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +156,20 @@ func (b *Builder[O]) Complete() (*Controller[O], error) {
 	}, b.opts...)
 	// controller-runtime runs the queue, the workers and the handlers
 	// (PodHandler, OwnerHandler): the core alone is built.
-	core, err := podset.NewReconciler(klog.NewContext(ctx, b.mgr.GetLogger().WithValues("controller", name)),
-		podInformer{podInf}, ownerInf, kind, opts...)
+	coreCtx := klog.NewContext(ctx, b.mgr.GetLogger().WithValues("controller", name))
+	var core *podset.Reconciler[O]
+	if sharedOwners != nil && sharedPods != nil {
+		// The informers' indexers, and a read-your-writes guard over
+		// their stores.
+		core, err = podset.NewReconciler(coreCtx, podInformer{sharedPods}, sharedOwners, kind, opts...)
+	} else {
+		// A cache restricted to namespaces: read through it.
+		var reads podset.Reads[O]
+		if reads, err = cacheReads(ctx, b.mgr, owner, gvk); err != nil {
+			return nil, err
+		}
+		core, err = podset.NewCore(coreCtx, reads, kind, opts...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("podsetcr: controller %s: %w", name, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -93,10 +94,30 @@ func TestCompleteRejectsWhatItCannotUse(t *testing.T) {
 	})
 }
 
-func TestSharedInformerRefusesAWrappedInformer(t *testing.T) {
+func TestInformerForTellsAWrappedInformer(t *testing.T) {
 	s := newScheme(t)
-	_, err := sharedInformer(context.Background(), wrappingCache{&informertest.FakeInformers{Scheme: s}}, newGroup("", 0))
-	assert.ErrorContains(t, err, "not a client-go SharedIndexInformer")
+	inf, shared, err := informerFor(context.Background(), wrappingCache{&informertest.FakeInformers{Scheme: s}}, newGroup("", 0))
+	require.NoError(t, err)
+	assert.NotNil(t, inf)
+	assert.Nil(t, shared, "a wrapped informer is read through the cache")
+}
+
+// A cache restricted to namespaces keeps an informer per namespace, none
+// a client-go SharedIndexInformer: the core then reads through the cache.
+func TestCompleteAcceptsANamespaceRestrictedCache(t *testing.T) {
+	s := newScheme(t)
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
+		Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return staticMapper(s), nil },
+		Cache:          crcache.Options{DefaultNamespaces: map[string]crcache.Config{"a": {}, "b": {}}},
+	})
+	require.NoError(t, err)
+	_, shared, err := informerFor(context.Background(), mgr.GetCache(), &corev1.Pod{})
+	require.NoError(t, err)
+	require.Nil(t, shared, "the test needs a cache that wraps its informers")
+	c, err := NewControllerManagedBy[*unstructured.Unstructured](mgr, podgroup.Kind{}).Named("restricted").Complete()
+	require.NoError(t, err)
+	require.NotNil(t, c.Core())
 }
 
 // podGroupRig is podset over informers of a simulated cluster (pods) and

@@ -33,11 +33,13 @@
 // WithSharding runs the controller on every replica, each working on its
 // share of the owners of a shard ring (package shardcr).
 //
-// podset needs client-go SharedIndexInformers, which is what the manager's
-// default cache holds. A cache restricted to namespaces
-// (cache.Options.DefaultNamespaces) wraps one informer per namespace, and
-// Complete refuses it with an error; restrict the cache with label or field
-// selectors instead. A podset option given an impossible value panics where
+// The manager's default cache holds client-go SharedIndexInformers, which
+// podset reads directly, with a read-your-writes guard over their stores. A
+// cache restricted to namespaces (cache.Options.DefaultNamespaces) keeps
+// one informer per namespace: podset then reads pods and owners through
+// the cache (podset.NewCore), with the pods indexed by controller
+// (childsetcr's field index), and has no guard unless one is given
+// (podset.WithReadYourWrites). A podset option given an impossible value panics where
 // it is built (podset's convention), and so does Complete when given an
 // option of podset's own driver, which controller-runtime's replaces
 // (WithQueueName, WithEventSource, WithMetricsProvider, WithDrainTimeout,
