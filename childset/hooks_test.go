@@ -124,8 +124,12 @@ func TestTraitsAreReadOncePerObject(t *testing.T) {
 	assert.EqualValues(t, 3, spec.traitReads.Load(), "the three active children, once each")
 	require.Len(t, spec.seen, 1)
 	got := spec.seen[0]
-	assert.Equal(t, []string{"web-a", "web-b", "web-c"}, cmNames(got.Active))
-	assert.Equal(t, []childset.Traits{childset.TraitReady | traitMarked, childset.TraitReady, 0}, got.Traits)
+	// In the listing's order, which the index does not fix.
+	traits := map[string]childset.Traits{}
+	for i, c := range got.Active {
+		traits[c.Name] = got.Traits[i]
+	}
+	assert.Equal(t, map[string]childset.Traits{"web-a": childset.TraitReady | traitMarked, "web-b": childset.TraitReady, "web-c": 0}, traits)
 	assert.Equal(t, []string{"web-deleting"}, cmNames(got.Terminating))
 	assert.Equal(t, childset.Status{Replicas: 3, ReadyReplicas: 2, AvailableReplicas: 2, TerminatingReplicas: 1}, spec.statuses[0])
 	assert.Empty(t, e.writes(), "a finished child is not replaced while three are active")

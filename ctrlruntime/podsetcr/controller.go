@@ -14,7 +14,7 @@ import (
 )
 
 // Controller is podset's core as a plain controller-runtime
-// reconcile.Reconciler. Complete registers it with controller-runtime's
+// reconcile.Reconciler. SetupWithManager registers it with controller-runtime's
 // builder, so the manager runs it as any controller: its queue (the
 // priority queue when enabled), leader election, warm-up, reconcile
 // timeouts and workqueue metrics apply. The event handlers that feed it

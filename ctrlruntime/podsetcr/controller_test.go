@@ -62,13 +62,13 @@ func newManager(t *testing.T, s *runtime.Scheme) ctrl.Manager {
 
 func TestCompleteRegistersAReconciler(t *testing.T) {
 	s := newScheme(t)
-	c, err := NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), podgroup.Kind{}).Complete()
+	c, err := SetupWithManager[*unstructured.Unstructured](newManager(t, s), podgroup.Kind{})
 	require.NoError(t, err)
 	assert.Equal(t, "podgroup", c.Name(), "named after the kind by default")
 	require.NotNil(t, c.Core(), "the core is built at registration")
 	assert.Error(t, c.ReadyzCheck(nil), "not ready before the cache has synced")
 
-	named, err := NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}).Named("my-rs").Complete()
+	named, err := SetupWithManager[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}, WithName("my-rs"))
 	require.NoError(t, err)
 	assert.Equal(t, "my-rs", named.Name())
 
@@ -76,21 +76,23 @@ func TestCompleteRegistersAReconciler(t *testing.T) {
 	crClient := fake.NewClientBuilder().WithScheme(s).Build()
 	own, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, crClient, crClient, crClient, s)
 	require.NoError(t, err)
-	_, err = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), nil).WithKind(own).Named("own").Complete()
+	_, err = SetupWithManager[*unstructured.Unstructured](newManager(t, s), nil, WithKind(own), WithName("own"))
 	require.NoError(t, err)
 }
 
 func TestCompleteRejectsWhatItCannotUse(t *testing.T) {
-	_, err := NewControllerManagedBy[*unstructured.Unstructured](newManager(t, newScheme(t)), nil).Complete()
+	_, err := SetupWithManager[*unstructured.Unstructured](newManager(t, newScheme(t)), nil)
 	assert.Error(t, err, "no describer")
-	_, err = NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, runtime.NewScheme()), replicaSetDescriber{}).Complete()
+	_, err = SetupWithManager[*appsv1.ReplicaSet](newManager(t, runtime.NewScheme()), replicaSetDescriber{})
 	assert.ErrorContains(t, err, "not in the scheme")
+	_, err = SetupWithManager[*appsv1.ReplicaSet](newManager(t, newScheme(t)), nil, WithKind[*unstructured.Unstructured](podgroup.Kind{}))
+	assert.ErrorContains(t, err, "WithKind: a podgroup.Kind, not a podset.Kind for *v1.ReplicaSet")
 	// controller-runtime runs the queue and the workers: an option of
 	// podset's own driver would be ignored, so it is refused, as a
 	// programmer error.
 	assert.PanicsWithValue(t, "podset: NewReconciler: WithUnreachableBackoffCap, WithDrainTimeout configure New's driver, not the core; set the host's own equivalents", func() {
-		_, _ = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, newScheme(t)), podgroup.Kind{}).
-			WithOptions(podset.WithUnreachableBackoffCap(time.Second), podset.WithDrainTimeout(0)).Complete()
+		_, _ = SetupWithManager[*unstructured.Unstructured](newManager(t, newScheme(t)), podgroup.Kind{},
+			WithPodSetOptions(podset.WithUnreachableBackoffCap(time.Second), podset.WithDrainTimeout(0)))
 	})
 }
 
@@ -115,7 +117,7 @@ func TestCompleteAcceptsANamespaceRestrictedCache(t *testing.T) {
 	_, shared, err := informerFor(context.Background(), mgr.GetCache(), &corev1.Pod{})
 	require.NoError(t, err)
 	require.Nil(t, shared, "the test needs a cache that wraps its informers")
-	c, err := NewControllerManagedBy[*unstructured.Unstructured](mgr, podgroup.Kind{}).Named("restricted").Complete()
+	c, err := SetupWithManager[*unstructured.Unstructured](mgr, podgroup.Kind{}, WithName("restricted"))
 	require.NoError(t, err)
 	require.NotNil(t, c.Core())
 }

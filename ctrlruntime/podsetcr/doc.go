@@ -5,16 +5,15 @@
 // count, selector, template and minReadySeconds live in the owner, and how
 // podset's counts go into its status) and three lines:
 //
-//	c, err := podsetcr.NewControllerManagedBy[*v1alpha1.PodGroup](mgr, describer).
-//		WithOptions(podset.WithWorkers(10)).
-//		Complete()
+//	c, err := podsetcr.SetupWithManager[*v1alpha1.PodGroup](mgr, describer,
+//		podsetcr.WithPodSetOptions(podset.WithWorkers(10)))
 //
 // Kind turns the Describer into a podset.Kind over the manager: owners are
 // read from its cache (Get) and its API reader (GetUncached, the adoption
 // re-check), and the status is written to the status subresource through its
 // client, only when it changed and with one retry on a conflict.
 //
-// Complete builds podset's core alone (podset.NewReconciler: no queue, no
+// SetupWithManager builds podset's core alone (podset.NewReconciler: no queue, no
 // workers, no handlers of podset's own) and registers it with
 // controller-runtime's builder as a plain reconcile.Reconciler (Controller), watching owners and pods through
 // OwnerHandler and PodHandler, which feed podset's expectations from the
@@ -26,7 +25,7 @@
 // and deleted through the manager's client (crclient.Writer), the one
 // writer podset wraps with its events and read-your-writes recording; an
 // owner the guard holds is polled, not failed. Events go to the manager's
-// recorder. Complete resolves the pod and owner kinds through the
+// recorder. SetupWithManager resolves the pod and owner kinds through the
 // manager's RESTMapper, which for the default mapper asks the API
 // server's discovery.
 //
@@ -40,9 +39,9 @@
 // the cache (podset.NewCore), with the pods indexed by controller
 // (childsetcr's field index), and has no guard unless one is given
 // (podset.WithReadYourWrites). A podset option given an impossible value panics where
-// it is built (podset's convention), and so does Complete when given an
+// it is built (podset's convention), and so does SetupWithManager when given an
 // option of podset's own driver, which controller-runtime's replaces
 // (WithQueueName, WithEventSource, WithMetricsProvider, WithDrainTimeout,
 // WithUnreachableBackoffCap); what the cache refuses is reported by
-// Complete.
+// SetupWithManager.
 package podsetcr

@@ -21,7 +21,7 @@ import (
 // library's podgroup.Kind is the Describer; PodGroups are handled as
 // unstructured objects, so the scheme only needs to name them. It needs a
 // cluster with the CRD (podgroup.CRD), so it is compiled, not run.
-func ExampleNewControllerManagedBy() {
+func ExampleSetupWithManager() {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	gvk := podgroup.Kind{}.GroupVersionKind()
@@ -38,9 +38,8 @@ func ExampleNewControllerManagedBy() {
 		fmt.Println(err)
 		return
 	}
-	if _, err := podsetcr.NewControllerManagedBy[*unstructured.Unstructured](mgr, podgroup.Kind{}).
-		WithOptions(podset.WithWorkers(10)).
-		Complete(); err != nil {
+	if _, err := podsetcr.SetupWithManager[*unstructured.Unstructured](mgr, podgroup.Kind{},
+		podsetcr.WithPodSetOptions(podset.WithWorkers(10))); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -22,9 +22,9 @@ func TestCompleteWithSharding(t *testing.T) {
 	require.NoError(t, err)
 	sharding := shardcr.New(member, shard.KeyUID)
 
-	_, err = NewControllerManagedBy[*unstructured.Unstructured](newManager(t, s), podgroup.Kind{}).Named("sharded-podgroup").WithSharding(sharding).Complete()
+	_, err = SetupWithManager[*unstructured.Unstructured](newManager(t, s), podgroup.Kind{}, WithName("sharded-podgroup"), WithSharding(sharding))
 	require.NoError(t, err)
-	_, err = NewControllerManagedBy[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}).Named("sharded-rs").WithSharding(sharding).Complete()
+	_, err = SetupWithManager[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}, WithName("sharded-rs"), WithSharding(sharding))
 	require.NoError(t, err)
 
 	group, err := emptyObject[*unstructured.Unstructured](s, podgroup.Kind{}.GroupVersionKind())

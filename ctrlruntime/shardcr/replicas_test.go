@@ -116,10 +116,9 @@ func childsetHost(mgr manager.Manager, replica string, s *shardcr.Sharding, seen
 }
 
 func podsetHost(mgr manager.Manager, replica string, s *shardcr.Sharding, seen *reconciles) error {
-	_, err := podsetcr.NewControllerManagedBy[*appsv1.ReplicaSet](mgr, rsDescriber{replica: replica, seen: seen}).
-		WithSharding(s).
-		WithControllerOptions(testControllerOptions()).
-		Complete()
+	_, err := podsetcr.SetupWithManager[*appsv1.ReplicaSet](mgr, rsDescriber{replica: replica, seen: seen},
+		podsetcr.WithSharding(s),
+		podsetcr.WithControllerOptions(testControllerOptions()))
 	return err
 }
 

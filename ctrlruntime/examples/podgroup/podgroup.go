@@ -31,8 +31,6 @@ func AddToScheme(s *runtime.Scheme) error {
 // writes PodGroups through the manager and registers podset's core as a
 // reconciler, which the manager runs under its leader election.
 func SetupWithManager(mgr ctrl.Manager, opts ...podset.Option) (*Controller, error) {
-	return podsetcr.NewControllerManagedBy[*unstructured.Unstructured](mgr, podgroup.Kind{}).
-		Named("podgroup").
-		WithOptions(opts...).
-		Complete()
+	return podsetcr.SetupWithManager[*unstructured.Unstructured](mgr, podgroup.Kind{},
+		podsetcr.WithName("podgroup"), podsetcr.WithPodSetOptions(opts...))
 }
