@@ -72,6 +72,7 @@ func (c *Reconciler[O]) ObserveOwnerDelete(obj any) []string {
 	// Keyed by UID, so a re-created owner of the same name is unaffected.
 	c.core.ObserveOwnerDelete(o)
 	c.spec.rankings.Drop(ownerKey(o))
+	c.spec.built.Drop(ownerKey(o))
 	if c.guard != nil {
 		c.guard.Clear(expectations.OwnerKeyFor(o))
 	}

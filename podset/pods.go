@@ -36,6 +36,8 @@ type podSpec[O childset.Object] struct {
 	// rankings keeps, per owner above its wanted count, the facts its
 	// last scale-down's ranking read from the pods (podranking.Memo).
 	rankings *ownermemo.Store[*ownerRanking]
+	// built keeps, per owner, the pod NewChild built from its template.
+	built *ownermemo.Store[*builtPod]
 }
 
 var (
@@ -63,13 +65,33 @@ func (s podSpec[O]) MinReadySeconds(owner O) int32 { return s.kind.MinReadySecon
 
 // NewChild is the pod upstream creates from the owner's template. A nil
 // template builds a pod without labels, which the core refuses as one
-// whose labels the selector does not match.
+// whose labels the selector does not match. The core asks for it at every
+// sync, for the labels, and never changes it (it creates copies), so the
+// pod is kept while the owner's cached object keeps its template: building
+// it copies the whole pod spec.
 func (s podSpec[O]) NewChild(owner O) (*v1.Pod, error) {
 	tmpl := s.kind.Template(owner)
 	if tmpl == nil {
 		tmpl = &v1.PodTemplateSpec{}
 	}
-	return podcontrol.GetPodFromTemplate(tmpl, owner, nil)
+	uid := owner.GetUID()
+	built := s.built.Get(cache.MetaObjectToName(owner).String(), func(b *builtPod) bool { return b.uid == uid && b.from == tmpl },
+		func() *builtPod { return &builtPod{uid: uid, from: tmpl} })
+	if built.pod == nil {
+		pod, err := podcontrol.GetPodFromTemplate(tmpl, owner, nil)
+		if err != nil {
+			return nil, err
+		}
+		built.pod = pod
+	}
+	return built.pod, nil
+}
+
+// builtPod is the pod NewChild built from an owner's template.
+type builtPod struct {
+	uid  types.UID
+	from *v1.PodTemplateSpec
+	pod  *v1.Pod
 }
 
 // The traits of a pod: the core's ready bit, and whether the pod carries

@@ -119,7 +119,7 @@ func newCore[O childset.Object](ctx context.Context, reads Reads[O], kind Kind[O
 			objectcontrol.WithWriteTimeout(cfg.writeTimeout))
 	}
 	c.spec = podSpec[O]{kind: kind, gvk: gvk, cfg: c.cfg, logger: logger, podsMatching: reads.PodsMatching,
-		rankings: &ownermemo.Store[*ownerRanking]{}}
+		rankings: &ownermemo.Store[*ownerRanking]{}, built: &ownermemo.Store[*builtPod]{}}
 	c.spec.siblings, _ = kind.(SiblingLister[O])
 	c.spec.scaleIn, _ = kind.(ScaleInKind[O])
 	coreOpts := []childset.Option{

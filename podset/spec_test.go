@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/internal/ownermemo"
 )
 
 // lastStatus returns the last ReplicaSet status written through the API,
@@ -169,7 +170,7 @@ func TestCheckSpec(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := newRS("foobar", 1, fooBar)
-			pod, err := podSpec[*appsv1.ReplicaSet]{kind: templateKind{rsKind{}, tc.tmpl}}.NewChild(rs)
+			pod, err := podSpec[*appsv1.ReplicaSet]{kind: templateKind{rsKind{}, tc.tmpl}, built: &ownermemo.Store[*builtPod]{}}.NewChild(rs)
 			require.NoError(t, err)
 			var got *childset.SpecError
 			errors.As(childset.CheckSelector(tc.selector, tc.selErr, pod.Labels), &got)
