@@ -3,16 +3,13 @@ package childset
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
-	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/consistency"
 	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
@@ -23,10 +20,9 @@ import (
 // feed the expectations and fill a rate-limited work queue of owner keys,
 // and workers that reconcile them and apply each Result.
 type Controller[O Object, C Object] struct {
-	reconciler   *Reconciler[O, C]
-	queue        *workqueue.RateLimitingQueue[string]
-	loop         *syncloop.Loop
-	ownerIndexer cache.Indexer
+	reconciler *Reconciler[O, C]
+	queue      *workqueue.RateLimitingQueue[string]
+	loop       *syncloop.Loop
 }
 
 // New returns a controller for owners from ownerInformer and children from
@@ -38,6 +34,9 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 	if ownerInformer == nil || childInformer == nil {
 		panic("childset: New: nil informer")
 	}
+	// The owner informer lists the adopters of an orphan, unless opts
+	// give a lister of their own.
+	opts = append([]Option{WithOwnerLister(ownersIn[O](ownerInformer.GetIndexer()))}, opts...)
 	r := NewReconciler(spec, kind, writer, append(opts, func(c *config) { syncloop.Driven(&c.Options) })...)
 	name := r.cfg.QueueName
 	if name == "" {
@@ -54,9 +53,8 @@ func New[O Object, C Object](ownerInformer, childInformer cache.SharedIndexInfor
 	}
 	limiter := workqueue.DefaultControllerRateLimiter[string]()
 	c := &Controller[O, C]{
-		reconciler:   r,
-		queue:        workqueue.NewRateLimiting(limiter, qopts...),
-		ownerIndexer: ownerInformer.GetIndexer(),
+		reconciler: r,
+		queue:      workqueue.NewRateLimiting(limiter, qopts...),
 	}
 	c.loop = &syncloop.Loop{
 		Queue: c.queue, Limiter: limiter,
@@ -140,15 +138,9 @@ func (c *Controller[O, C]) ownerDeleted(obj any) {
 }
 
 func (c *Controller[O, C]) childAdded(obj any) {
-	child, ok := obj.(C)
-	if !ok {
-		return
+	if child, ok := obj.(C); ok {
+		c.add(c.reconciler.ObserveAdd(child))
 	}
-	if key := c.reconciler.ObserveAdd(child); key != "" {
-		c.queue.Add(key)
-		return
-	}
-	c.enqueueMatchingOwners(child)
 }
 
 func (c *Controller[O, C]) childUpdated(oldObj, curObj any) {
@@ -157,42 +149,40 @@ func (c *Controller[O, C]) childUpdated(oldObj, curObj any) {
 	if !ok1 || !ok2 || old.GetResourceVersion() == cur.GetResourceVersion() {
 		return
 	}
-	for _, key := range c.reconciler.ObserveUpdate(old, cur) {
-		c.queue.Add(key)
-	}
-	// An orphan matters to the owners that may adopt it when it was just
-	// released or its labels changed; otherwise they saw it already.
-	if metav1.GetControllerOfNoCopy(old) != nil || !maps.Equal(old.GetLabels(), cur.GetLabels()) {
-		c.enqueueMatchingOwners(cur)
-	}
+	c.add(c.reconciler.ObserveUpdate(old, cur))
 }
 
 func (c *Controller[O, C]) childDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+	tomb, unknown := obj.(cache.DeletedFinalStateUnknown)
+	if unknown {
 		obj = tomb.Obj
 	}
 	if child, ok := obj.(C); ok {
-		if key := c.reconciler.ObserveDelete(child); key != "" {
-			c.queue.Add(key)
-		}
+		c.add(c.reconciler.ObserveDelete(child, unknown))
 	}
 }
 
-// enqueueMatchingOwners queues the owners of the child's namespace that may
-// adopt it (claim.Adopters).
-func (c *Controller[O, C]) enqueueMatchingOwners(child C) {
-	objs, err := c.ownerIndexer.ByIndex(cache.NamespaceIndex, child.GetNamespace())
-	if err != nil {
-		// The owner informer has no namespace index: look at every owner.
-		objs = c.ownerIndexer.List()
+func (c *Controller[O, C]) add(keys []string) {
+	for _, key := range keys {
+		c.queue.Add(key)
 	}
-	owners := make([]O, 0, len(objs))
-	for _, obj := range objs {
-		if owner, ok := obj.(O); ok && owner.GetNamespace() == child.GetNamespace() {
-			owners = append(owners, owner)
+}
+
+// ownersIn lists the owners of a namespace from the owner informer's
+// indexer, for the Observe methods (WithOwnerLister).
+func ownersIn[O Object](indexer cache.Indexer) func(namespace string) ([]O, error) {
+	return func(namespace string) ([]O, error) {
+		objs, err := indexer.ByIndex(cache.NamespaceIndex, namespace)
+		if err != nil {
+			// The owner informer has no namespace index: look at every owner.
+			objs = indexer.List()
 		}
-	}
-	for _, owner := range claim.Adopters(child, owners, c.reconciler.spec.Selector) {
-		c.queue.Add(workqueue.Key(owner.GetNamespace(), owner.GetName()))
+		owners := make([]O, 0, len(objs))
+		for _, obj := range objs {
+			if owner, ok := obj.(O); ok && !isNil(owner) && owner.GetNamespace() == namespace {
+				owners = append(owners, owner)
+			}
+		}
+		return owners, nil
 	}
 }

@@ -183,7 +183,7 @@ func (e *env) catchUp() {
 			if err := e.children.Delete(cm); err != nil {
 				e.t.Fatal(err)
 			}
-			e.r.ObserveDelete(cm)
+			e.r.ObserveDelete(cm, false)
 		}
 	}
 }

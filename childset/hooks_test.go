@@ -298,3 +298,42 @@ func cmNames(cms []*v1.ConfigMap) []string {
 	}
 	return out
 }
+
+// The Observe methods return the owners to sync: the controller, or for an
+// orphan the owners WithOwnerLister lists that may adopt it; a deletion the
+// informer missed wakes the owners that select the last state too.
+func TestObserveReturnsTheOwnersToSync(t *testing.T) {
+	e := newEnv(t)
+	web, db := newOwner("web", 1), newOwner("db", 1)
+	db.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}
+	owners := []*appsv1.ReplicaSet{web, db}
+	r := childset.NewReconciler[*appsv1.ReplicaSet](rsSpec{e.owners}, cmKind{childset.IndexerLister[*v1.ConfigMap](e.children)},
+		configMapControl(e.client, nil), childset.WithOwnerLister(func(string) ([]*appsv1.ReplicaSet, error) { return owners, nil }))
+	orphan := newChild("orphan", nil, map[string]string{"app": "web"})
+	owned := newChild("web-a", web, map[string]string{"app": "web"})
+	assert.Equal(t, []string{ns + "/web"}, r.ObserveAdd(orphan), "the owner that selects the orphan")
+	assert.Equal(t, []string{ns + "/web"}, r.ObserveAdd(owned))
+	assert.Equal(t, []string{ns + "/web"}, r.OwnerKeys(orphan))
+
+	relabelled := orphan.DeepCopy()
+	relabelled.Labels = map[string]string{"app": "db"}
+	relabelled.ResourceVersion = "2"
+	assert.Equal(t, []string{ns + "/db"}, r.ObserveUpdate(orphan, relabelled), "its labels changed")
+	released := owned.DeepCopy()
+	released.OwnerReferences = nil
+	assert.Equal(t, []string{ns + "/web", ns + "/web"}, r.ObserveUpdate(owned, released), "the old controller, and the adopter")
+
+	// A deletion the informer missed: the last state names web, and db
+	// selects it.
+	stale := newChild("stale", web, map[string]string{"app": "db"})
+	assert.Equal(t, []string{ns + "/web"}, r.ObserveDelete(stale, false))
+	assert.Equal(t, []string{ns + "/web", ns + "/db"}, r.ObserveDelete(stale, true))
+
+	without := childset.NewReconciler[*appsv1.ReplicaSet](rsSpec{e.owners}, cmKind{childset.IndexerLister[*v1.ConfigMap](e.children)},
+		configMapControl(e.client, nil))
+	assert.Empty(t, without.ObserveAdd(orphan), "no lister: the owners adopt it at their next sync")
+	assert.Panics(t, func() {
+		childset.NewReconciler[*appsv1.ReplicaSet](rsSpec{e.owners}, cmKind{childset.IndexerLister[*v1.ConfigMap](e.children)},
+			configMapControl(e.client, nil), childset.WithOwnerLister(func(string) ([]*v1.Secret, error) { return nil, nil }))
+	}, "a lister of another owner type")
+}

@@ -1,70 +1,143 @@
 package childset
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"fmt"
+	"maps"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/ctrlkit/ctrlkit/claim"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/internal/ownerkey"
 )
 
 // The Observe methods feed the core's expectations from informer events,
-// for any driver: each records what the event fulfils and returns the work
-// key ("namespace/name") of the owner to sync, or "" when the child has no
-// controller of the owner's kind (an orphan: the driver syncs the owners
-// whose selector matches it, see Controller). They touch no queue.
+// for any driver, and return the work keys ("namespace/name") of the
+// owners to sync: the child's controller, when it is of the owner's kind,
+// or for an orphan the owners of its namespace that may adopt it
+// (claim.Adopters), listed through WithOwnerLister. Without a lister an
+// orphan wakes no owner, and is adopted at its owners' next sync. They
+// touch no queue; every driver (this package's, childsetcr's and
+// podsetcr's handlers, podset's) applies them as they are.
 
 // ObserveAdd records that the cache shows child; a child that is already
 // being deleted counts as a deletion.
-func (r *Reconciler[O, C]) ObserveAdd(child C) string {
+func (r *Reconciler[O, C]) ObserveAdd(child C) []string {
 	if child.GetDeletionTimestamp() != nil {
-		return r.ObserveDelete(child)
+		return r.ObserveDelete(child, false)
 	}
 	ref := r.controllerOf(child)
 	if ref == nil {
-		return ""
+		return r.adopters(child)
 	}
 	r.exp.CreationObservedNamed(expectations.OwnerKeyForRef(child.GetNamespace(), ref), child.GetName())
-	return ownerkey.Join(child.GetNamespace(), ref.Name, "")
+	return []string{ownerkey.Join(child.GetNamespace(), ref.Name, "")}
 }
 
-// ObserveUpdate records an update of child from old to cur and returns the
-// keys of the owners to sync: the old controller's and the new one's when
-// the controller reference changed. A child whose deletion began counts as
-// deleted: it no longer counts toward its owner.
+// ObserveUpdate records an update of child from old to cur: the old
+// controller's key and the new one's when the controller reference
+// changed, and for an orphan just released, or whose labels changed, the
+// owners that may adopt it (others saw it already). A child whose
+// deletion began counts as deleted: it no longer counts toward its owner.
 func (r *Reconciler[O, C]) ObserveUpdate(old, cur C) []string {
 	var keys []string
 	oldRef, curRef := r.controllerOf(old), r.controllerOf(cur)
 	if oldRef != nil && (curRef == nil || oldRef.UID != curRef.UID) {
 		keys = append(keys, ownerkey.Join(old.GetNamespace(), oldRef.Name, ""))
 	}
-	if cur.GetDeletionTimestamp() != nil {
-		if k := r.ObserveDelete(cur); k != "" {
-			keys = append(keys, k)
-		}
-		return keys
-	}
-	if curRef != nil {
+	switch {
+	case cur.GetDeletionTimestamp() != nil:
+		keys = append(keys, r.ObserveDelete(cur, false)...)
+	case curRef != nil:
 		keys = append(keys, ownerkey.Join(cur.GetNamespace(), curRef.Name, ""))
+	case metav1.GetControllerOfNoCopy(old) != nil || !maps.Equal(old.GetLabels(), cur.GetLabels()):
+		keys = append(keys, r.adopters(cur)...)
 	}
 	return keys
 }
 
-// ObserveDelete records that child is gone, or being deleted.
-func (r *Reconciler[O, C]) ObserveDelete(child C) string {
-	ref := r.controllerOf(child)
-	if ref == nil {
-		return ""
+// ObserveDelete records that child is gone, or being deleted, for its
+// controller. finalStateUnknown says the informer missed the deletion and
+// child is the last state it saw (client-go's DeletedFinalStateUnknown,
+// controller-runtime's DeleteStateUnknown), which may be older than an
+// adoption or a release: the owners whose selector matches it are then
+// synced too, since one of them may have held it since.
+func (r *Reconciler[O, C]) ObserveDelete(child C, finalStateUnknown bool) []string {
+	var keys []string
+	if ref := r.controllerOf(child); ref != nil {
+		r.exp.DeletionObserved(expectations.OwnerKeyForRef(child.GetNamespace(), ref), childKey(child))
+		keys = append(keys, ownerkey.Join(child.GetNamespace(), ref.Name, ""))
 	}
-	r.exp.DeletionObserved(expectations.OwnerKeyForRef(child.GetNamespace(), ref), childKey(child))
-	return ownerkey.Join(child.GetNamespace(), ref.Name, "")
+	if finalStateUnknown {
+		keys = append(keys, ownerKeys(claim.Selecting(labels.Set(child.GetLabels()), r.owners(child.GetNamespace()), r.spec.Selector))...)
+	}
+	return keys
 }
 
-// ObserveOwnerDelete forgets the expectations and the claim memo of a
-// deleted owner.
+// OwnerKeys returns the keys of the owners an event about child matters
+// to, recording nothing: its controller's, or for an orphan the owners
+// that may adopt it. It serves events that observe nothing, such as
+// controller-runtime's generic events.
+func (r *Reconciler[O, C]) OwnerKeys(child C) []string {
+	if ref := r.controllerOf(child); ref != nil {
+		return []string{ownerkey.Join(child.GetNamespace(), ref.Name, "")}
+	}
+	return r.adopters(child)
+}
+
+// ObserveOwnerDelete forgets the expectations, the claim memo and the
+// read-your-writes record of a deleted owner.
 func (r *Reconciler[O, C]) ObserveOwnerDelete(owner O) {
 	r.exp.DeleteExpectations(expectations.OwnerKeyFor(owner))
 	r.claimMemos.Drop(ownerkey.Join(owner.GetNamespace(), owner.GetName(), ""))
+	if g := r.cfg.guard; g != nil {
+		g.Clear(expectations.OwnerKeyFor(owner))
+	}
+}
+
+// adopters returns the keys of the owners that may adopt child, an orphan
+// (claim.Adopters). Several are a user error (overlapping selectors),
+// reported but not fatal, as upstream reports it: all of them are woken
+// and the first to claim the child keeps it.
+func (r *Reconciler[O, C]) adopters(child C) []string {
+	if metav1.GetControllerOfNoCopy(child) != nil || r.cfg.owners == nil {
+		return nil
+	}
+	adopters := claim.Adopters(child, r.owners(child.GetNamespace()), r.spec.Selector)
+	if len(adopters) > 1 {
+		utilruntime.HandleError(fmt.Errorf("user error: more than one %s is selecting children with labels: %v",
+			r.gvk.Kind, child.GetLabels()))
+	}
+	return ownerKeys(adopters)
+}
+
+// owners lists the owners of namespace through WithOwnerLister's function;
+// none without one, or when the listing fails, which is reported.
+func (r *Reconciler[O, C]) owners(namespace string) []O {
+	list, ok := r.cfg.owners.(func(string) ([]O, error))
+	if !ok {
+		return nil
+	}
+	owners, err := list(namespace)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("listing the %s of namespace %s: %w", r.gvk.Kind, namespace, err))
+		return nil
+	}
+	return owners
+}
+
+func ownerKeys[O Object](owners []O) []string {
+	if len(owners) == 0 {
+		return nil
+	}
+	keys := make([]string, len(owners))
+	for i, o := range owners {
+		keys[i] = ownerkey.Join(o.GetNamespace(), o.GetName(), "")
+	}
+	return keys
 }
 
 // controllerOf is child's controller reference when it points at the

@@ -63,6 +63,7 @@ type config struct {
 	gates            func(feature string) bool
 	syncGuard        SyncGuard
 	metrics          SyncMetrics
+	owners           any // func(namespace string) ([]O, error) for the reconciler's O
 }
 
 func newConfig(opts []Option) config {
@@ -253,6 +254,22 @@ type SyncGuard func(ctx context.Context, key string) (guarded context.Context, d
 // looked at again. nil means no guard.
 func WithSyncGuard(g SyncGuard) Option {
 	return func(c *config) { c.syncGuard = g }
+}
+
+// WithOwnerLister gives the Observe methods the owners of a namespace, so
+// that an orphan's event wakes the owners that may adopt it (see
+// ObserveAdd). New's driver lists them from its owner informer; a host
+// with its own handlers gives its own (childsetcr and podset do). A list
+// for another owner type than the reconciler's panics in NewReconciler;
+// nil means none.
+func WithOwnerLister[O Object](list func(namespace string) ([]O, error)) Option {
+	return func(c *config) {
+		if list == nil {
+			c.owners = nil
+			return
+		}
+		c.owners = list
+	}
 }
 
 // SyncMetrics receives the duration and the error of every sync, from

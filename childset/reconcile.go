@@ -94,6 +94,10 @@ func NewReconciler[O Object, C Object](spec Spec[O, C], kind Kind[C], writer obj
 	r.finishedKind, _ = kind.(FinishedKind[C])
 	r.victims, _ = spec.(VictimSpec[O, C])
 	r.childResource, r.ownerResource = guardResources(cfg.guard, r.gvk)
+	if _, ok := cfg.owners.(func(string) ([]O, error)); cfg.owners != nil && !ok {
+		var zero O
+		panic(fmt.Sprintf("childset: WithOwnerLister: the lister is a %T, the owners are %T", cfg.owners, zero))
+	}
 	// A nil order is DefaultOrder, read through deletion keys (order.go).
 	if cfg.order != nil {
 		order, ok := cfg.order.(Order[C])

@@ -110,7 +110,7 @@ func ExampleRolloutSpec() {
 		for _, obj := range children.List() {
 			if cm := obj.(*v1.ConfigMap); !live[cm.Name] {
 				_ = children.Delete(cm)
-				r.ObserveDelete(cm)
+				r.ObserveDelete(cm, false)
 			}
 		}
 		slices.Sort(shown)

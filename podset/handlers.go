@@ -2,16 +2,11 @@ package podset
 
 import (
 	"fmt"
-	"reflect"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-
-	"github.com/ctrlkit/ctrlkit/claim"
-	"github.com/ctrlkit/ctrlkit/expectations"
 )
 
 // The Observe methods are the informer event handlers' logic, for any
@@ -73,9 +68,6 @@ func (c *Reconciler[O]) ObserveOwnerDelete(obj any) []string {
 	c.core.ObserveOwnerDelete(o)
 	c.spec.rankings.Drop(ownerKey(o))
 	c.spec.built.Drop(ownerKey(o))
-	if c.guard != nil {
-		c.guard.Clear(expectations.OwnerKeyFor(o))
-	}
 	return []string{ownerKey(o)}
 }
 
@@ -88,10 +80,7 @@ func (c *Reconciler[O]) ObservePodAdd(obj any) []string {
 	if !ok || pod == nil {
 		return nil
 	}
-	if metav1.GetControllerOfNoCopy(pod) == nil && pod.DeletionTimestamp == nil {
-		return c.ownersSelecting(pod)
-	}
-	return keys(c.core.ObserveAdd(pod))
+	return c.core.ObserveAdd(pod)
 }
 
 // ObservePodUpdate returns every owner the change can matter to: the old
@@ -102,38 +91,27 @@ func (c *Reconciler[O]) ObservePodAdd(obj any) []string {
 func (c *Reconciler[O]) ObservePodUpdate(oldObj, curObj any) []string {
 	cur, ok := curObj.(*v1.Pod)
 	old, ok2 := oldObj.(*v1.Pod)
-	if !ok || !ok2 || cur == nil || old == nil {
+	if !ok || !ok2 || cur == nil || old == nil || cur.ResourceVersion == old.ResourceVersion {
+		// Not a pod, or a periodic resync: nothing changed.
 		return nil
 	}
-	if cur.ResourceVersion == old.ResourceVersion {
-		// A periodic resync: nothing changed.
-		return nil
-	}
-	owners := c.core.ObserveUpdate(old, cur)
-	if cur.DeletionTimestamp == nil && metav1.GetControllerOfNoCopy(cur) == nil &&
-		(!reflect.DeepEqual(cur.Labels, old.Labels) || metav1.GetControllerOfNoCopy(old) != nil) {
-		owners = append(owners, c.ownersSelecting(cur)...)
-	}
-	return owners
+	return c.core.ObserveUpdate(old, cur)
 }
 
 // ObservePodDelete observes a deletion for the pod's owner and returns its
-// key.
+// key; for a deletion the informer missed (a tombstone), the owners whose
+// selector matches the pod too.
 func (c *Reconciler[O]) ObservePodDelete(obj any) []string {
-	pod, ok := unwrapTombstone(obj).(*v1.Pod)
+	tomb, unknown := obj.(cache.DeletedFinalStateUnknown)
+	if unknown {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*v1.Pod)
 	if !ok || pod == nil {
 		utilruntime.HandleError(fmt.Errorf("deleted object of type %T is not a usable pod", obj))
 		return nil
 	}
-	return keys(c.core.ObserveDelete(pod))
-}
-
-// keys is key as a list, empty for "".
-func keys(key string) []string {
-	if key == "" {
-		return nil
-	}
-	return []string{key}
+	return c.core.ObserveDelete(pod, unknown)
 }
 
 // asOwner unwraps an informer object of type O; ok is false for anything
@@ -144,32 +122,6 @@ func (c *Reconciler[O]) asOwner(obj any) (O, bool) {
 		return o, false
 	}
 	return o, true
-}
-
-// ownersSelecting returns the keys of the cached owners in the pod's
-// namespace that may adopt it (claim.Adopters), as upstream's
-// GetPodReplicaSets finds them. Several are a user error (overlapping
-// selectors), reported but not fatal: all of them are woken and the first
-// to claim the pod keeps it.
-func (c *Reconciler[O]) ownersSelecting(pod *v1.Pod) []string {
-	owners, err := c.reads.Owners(pod.Namespace)
-	if err != nil {
-		utilruntime.HandleError(fmt.Errorf("listing the %s owners of namespace %s: %w", c.gvk.Kind, pod.Namespace, err))
-		return nil
-	}
-	adopters := claim.Adopters(pod, owners, c.kind.Selector)
-	if len(adopters) == 0 {
-		return nil
-	}
-	if len(adopters) > 1 {
-		utilruntime.HandleError(fmt.Errorf("user error: more than one %s is selecting pods with labels: %v",
-			c.gvk.Kind, pod.Labels))
-	}
-	keys := make([]string, len(adopters))
-	for i, o := range adopters {
-		keys[i] = ownerKey(o)
-	}
-	return keys
 }
 
 // unwrapTombstone returns the object inside a DeletedFinalStateUnknown, or

@@ -110,7 +110,7 @@ func TestPodControllerLookup(t *testing.T) {
 			for _, name := range tc.want {
 				want = append(want, "ns/"+name)
 			}
-			assert.Equal(t, want, e.c.ownersSelecting(pod))
+			assert.Equal(t, want, e.c.ObservePodAdd(pod), "an orphan wakes the owners that may adopt it")
 		})
 	}
 }

@@ -35,7 +35,6 @@ type Reconciler[O childset.Object] struct {
 	cfg    *config
 	logger klog.Logger
 	guard  *consistency.Guard // nil when off (WithReadYourWrites(nil))
-	reads  Reads[O]
 }
 
 // podGroupResource names pods to the read-your-writes guard.
@@ -99,7 +98,7 @@ func newCore[O childset.Object](ctx context.Context, reads Reads[O], kind Kind[O
 		return nil, errors.New("podset: the kind has an empty GroupVersionKind")
 	}
 	logger := klog.FromContext(ctx)
-	c := &Reconciler[O]{kind: kind, gvk: gvk, cfg: &cfg, logger: logger, guard: cfg.guard, reads: reads}
+	c := &Reconciler[O]{kind: kind, gvk: gvk, cfg: &cfg, logger: logger, guard: cfg.guard}
 	if cfg.ownGuard() && ownGuard != nil {
 		// The guard keys stores and names them in its errors by resource;
 		// the guessed plural is right for every usual kind name.
@@ -125,6 +124,7 @@ func newCore[O childset.Object](ctx context.Context, reads Reads[O], kind Kind[O
 	coreOpts := []childset.Option{
 		childset.WithClock(cfg.Clock), childset.WithBurstReplicas(cfg.burst), childset.WithWriteTimeout(cfg.writeTimeout),
 		childset.WithEventRecorder(cfg.recorder), childset.WithReadYourWrites(c.guard), childset.WithFeatureGates(cfg.gates),
+		childset.WithOwnerLister(reads.Owners),
 	}
 	if cfg.syncMetrics != nil {
 		coreOpts = append(coreOpts, childset.WithSyncMetrics(cfg.syncMetrics))

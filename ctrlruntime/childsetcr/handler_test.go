@@ -31,9 +31,7 @@ func newHandlerFixture(t *testing.T, objs ...client.Object) handlerFixture {
 	c := fakeClient(t, interceptor.Funcs{}, objs...)
 	core, err := childsetcr.NewCore(c, nil, nil, rsSpec{}, podKind{})
 	require.NoError(t, err)
-	children, err := childsetcr.NewChildHandler(core, rsSpec{}, c, c.Scheme())
-	require.NoError(t, err)
-	return handlerFixture{c: c, core: core, children: children, owners: childsetcr.NewOwnerHandler(core)}
+	return handlerFixture{c: c, core: core, children: childsetcr.NewChildHandler(core), owners: childsetcr.NewOwnerHandler(core)}
 }
 
 // The pending creations and deletions of rs.

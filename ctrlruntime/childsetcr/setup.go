@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -134,10 +135,7 @@ func SetupWithManager[O, C client.Object](mgr manager.Manager, spec Spec[O, C], 
 	if err != nil {
 		return nil, err
 	}
-	children, err := NewChildHandler(core, spec, mgr.GetCache(), mgr.GetScheme())
-	if err != nil {
-		return nil, err
-	}
+	children := NewChildHandler(core)
 	r := NewReconciler(core)
 	var childOpts []builder.WatchesOption
 	var ownerForOpts []builder.ForOption
@@ -238,9 +236,36 @@ func NewCore[O, C client.Object](c client.Client, reader client.Reader, recorder
 	if clientgoscheme.Scheme.Recognizes(childGVK) {
 		patchType = types.StrategicMergePatchType
 	}
+	owners, err := ownerLister[O](reader, c.Scheme(), spec.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
 	writer := crclient.NewObjectControl[C](c, childGVK.Kind, recorder, patchType)
 	return childset.NewReconciler(fullSpec, fullKind, writer,
-		append([]childset.Option{childset.WithEventRecorder(recorder)}, opts...)...), nil
+		append([]childset.Option{childset.WithEventRecorder(recorder), childset.WithOwnerLister(owners)}, opts...)...), nil
+}
+
+// ownerLister lists the owners of a namespace through reader, for the
+// core's Observe methods (childset.WithOwnerLister). O must be registered
+// in scheme with its list kind.
+func ownerLister[O client.Object](reader client.Reader, scheme *runtime.Scheme, gvk schema.GroupVersionKind) (func(string) ([]O, error), error) {
+	owner, err := newObject[O](gvk)
+	if err != nil {
+		return nil, err
+	}
+	empty, err := listFor(owner, scheme)
+	if err != nil {
+		return nil, err
+	}
+	// The cache's reads of a synced informer never block; the core's
+	// listing has no context to pass.
+	return func(namespace string) ([]O, error) {
+		list, _ := empty.DeepCopyObject().(client.ObjectList)
+		if err := reader.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
+			return nil, fmt.Errorf("childsetcr: listing owners: %w", err)
+		}
+		return extract[O](list)
+	}, nil
 }
 
 // cachedSpec completes a Spec with Get from the manager's cache, and with

@@ -68,8 +68,7 @@ func TestUnstructuredOwner(t *testing.T) {
 	assert.Equal(t, "Group", ref.Kind)
 	assert.Equal(t, "example.ctrlkit.io/v1", ref.APIVersion)
 
-	h, err := childsetcr.NewChildHandler(core, groupSpec{}, c, s)
-	require.NoError(t, err)
+	h := childsetcr.NewChildHandler(core)
 	q := newQueue(t)
 	h.Create(ctx, event.CreateEvent{Object: pod("ns", "o", "1", "web", nil, "")}, q)
 	assert.Equal(t, map[string]int{"ns/g": 0}, drain(t, q))

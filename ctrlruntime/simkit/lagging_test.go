@@ -159,7 +159,7 @@ func ctrlkitReconciler(t *testing.T, kit *simkit.Kit, opts ...childset.Option) r
 				obj = tomb.Obj
 			}
 			if w, ok := obj.(*Worker); ok {
-				r.ObserveDelete(w)
+				r.ObserveDelete(w, false)
 			}
 		},
 	})

@@ -71,7 +71,7 @@ func (f fixture) sync(t *testing.T) {
 	}
 	for name, p := range before {
 		if _, exists := after[name]; !exists {
-			f.core.ObserveDelete(p)
+			f.core.ObserveDelete(p, false)
 		}
 	}
 }

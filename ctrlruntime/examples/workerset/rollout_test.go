@@ -61,7 +61,7 @@ func (f rollFixture) sync(t *testing.T) {
 	}
 	for name, w := range before {
 		if _, ok := after[name]; !ok {
-			f.core.ObserveDelete(&w)
+			f.core.ObserveDelete(&w, false)
 		}
 	}
 }
