@@ -2,17 +2,11 @@ package childset
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ctrlkit/ctrlkit/claim"
 )
-
-// apiCallTimeout bounds the live read of an owner before an adoption (a
-// read, but one that gates writes, so bounded like them). Writes are bounded
-// by WithWriteTimeout.
-const apiCallTimeout = 30 * time.Second
 
 // LiveReader is implemented by a Spec that can read an owner from the API
 // server rather than the cache. The core then checks the live owner before

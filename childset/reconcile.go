@@ -25,6 +25,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/history"
 	"github.com/ctrlkit/ctrlkit/internal/ownermemo"
 	"github.com/ctrlkit/ctrlkit/internal/unsure"
+	"github.com/ctrlkit/ctrlkit/internal/writedeadline"
 	"github.com/ctrlkit/ctrlkit/objectcontrol"
 	"github.com/ctrlkit/ctrlkit/slowstart"
 )
@@ -377,9 +378,11 @@ func (r *Reconciler[O, C]) canAdopt(owner O) func(context.Context) error {
 		}
 	}
 	return claim.RecheckDeletionTimestamp(func(ctx context.Context) (metav1.Object, error) {
-		ctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
-		defer cancel()
-		fresh, err := live.GetLive(ctx, owner.GetNamespace(), owner.GetName())
+		// A read, but one that gates writes: bounded like them, even if
+		// the Spec ignores its context.
+		fresh, err := writedeadline.Call(ctx, r.cfg.writeTimeout, "re-reading the owner", func(ctx context.Context) (O, error) {
+			return live.GetLive(ctx, owner.GetNamespace(), owner.GetName())
+		})
 		if err == nil && isNil(fresh) {
 			err = errors.New("the live read returned nothing")
 		}

@@ -72,8 +72,19 @@ func (h hangingStatus) UpdateStatus(context.Context, *appsv1.ReplicaSet, StatusI
 	return nil, h.hang()
 }
 
+// hangingReread is a Kind whose uncached reads, the re-read of the owner
+// before an adoption, hang.
+type hangingReread struct {
+	Kind[*appsv1.ReplicaSet]
+	*hangingWrites
+}
+
+func (h hangingReread) GetUncached(context.Context, string, string) (*appsv1.ReplicaSet, error) {
+	return nil, h.hang()
+}
+
 // TestHungWritesDoNotPinTheOwner: a create, delete, adoption patch or status
-// write that never returns, and ignores its context, holds the sync only
+// write, or the owner's re-read before an adoption, that never returns, and ignores its context, holds the sync only
 // until the write timeout. Before, the sync waited forever and the owner's
 // key stayed in processing. The abandoned calls end when released, before
 // goleak looks.
@@ -84,6 +95,7 @@ func TestHungWritesDoNotPinTheOwner(t *testing.T) {
 		replicas int32
 		pods     func(rs *appsv1.ReplicaSet) []*v1.Pod
 		status   bool // hang the status write instead of the pod writes
+		reread   bool // hang the owner's re-read instead of the pod writes
 		adds     int64
 	}{
 		// One create of the first slow-start batch hangs: its outcome is
@@ -96,6 +108,9 @@ func TestHungWritesDoNotPinTheOwner(t *testing.T) {
 			return []*v1.Pod{newPod("orphan", rs, v1.PodRunning, fooBar, false)}
 		}},
 		{name: "status", replicas: 0, status: true},
+		{name: "re-read before adopting", replicas: 1, reread: true, pods: func(rs *appsv1.ReplicaSet) []*v1.Pod {
+			return []*v1.Pod{newPod("orphan", rs, v1.PodRunning, fooBar, false)}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ignore := goleak.IgnoreCurrent()
@@ -104,11 +119,16 @@ func TestHungWritesDoNotPinTheOwner(t *testing.T) {
 			rs := newRS("rs", tc.replicas, fooBar)
 			opts := []Option{WithWriteTimeout(timeout)}
 			var wrap func(Kind[*appsv1.ReplicaSet]) Kind[*appsv1.ReplicaSet]
-			if tc.status {
+			switch {
+			case tc.status:
 				wrap = func(k Kind[*appsv1.ReplicaSet]) Kind[*appsv1.ReplicaSet] {
 					return hangingStatus{Kind: k, hangingWrites: h}
 				}
-			} else {
+			case tc.reread:
+				wrap = func(k Kind[*appsv1.ReplicaSet]) Kind[*appsv1.ReplicaSet] {
+					return hangingReread{Kind: k, hangingWrites: h}
+				}
+			default:
 				opts = append(opts, WithPodControl(hangingPodControl{h}))
 			}
 			e := newEnvWrapped(t, wrap, []runtime.Object{rs}, opts...)
