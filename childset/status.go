@@ -133,8 +133,11 @@ func (a availability[C]) check(c C, ready bool) (available bool, wait time.Durat
 	if at.IsZero() {
 		return false, 0
 	}
-	if wait := at.Add(a.minReady).Sub(a.now); wait > 0 {
-		return false, wait
+	// Available once minReadySeconds have passed, strictly, as upstream's
+	// podutil.IsPodAvailable counts: at the very instant a child is not
+	// yet, and is looked at again a nanosecond later.
+	if wait := at.Add(a.minReady).Sub(a.now); wait >= 0 {
+		return false, max(wait, time.Nanosecond)
 	}
 	return true, 0
 }

@@ -71,7 +71,7 @@ func TestStatusCountsAndAvailability(t *testing.T) {
 	assert.Equal(t, childset.Status{Replicas: 3, ReadyReplicas: 2, AvailableReplicas: 1, TerminatingReplicas: 1, ObservedGeneration: 7}, spec.written[0])
 	assert.Equal(t, 20*time.Second, res.RequeueAfter, "when web-new becomes available")
 
-	e.clock.Step(20 * time.Second)
+	e.clock.Step(20*time.Second + time.Nanosecond) // strictly past, as upstream counts
 	e.catchUp()
 	e.reconcile("web")
 	assert.EqualValues(t, 2, spec.written[len(spec.written)-1].AvailableReplicas)
@@ -88,4 +88,25 @@ func TestStatusWriteFailureFailsTheSync(t *testing.T) {
 	require.ErrorContains(t, err, "conflict")
 	assert.Len(t, e.apiChildren(), 2, "the creations happened")
 	assert.Equal(t, childset.Status{Replicas: 0, ObservedGeneration: 0}, spec.written[0], "the status of what the sync saw")
+}
+
+// At the very instant minReadySeconds have passed a child is not yet
+// available, as upstream's podutil.IsPodAvailable counts (strictly after),
+// and the sync asks to look again a nanosecond later, so the status never
+// rests on a count the next instant would change.
+func TestAvailableStrictlyAfterMinReadySeconds(t *testing.T) {
+	e := newEnv(t)
+	spec := &statusSpec{rsSpec: rsSpec{e.owners}}
+	e.r = childset.NewReconciler[*appsv1.ReplicaSet](spec, readySinceKind{cmKind{childset.IndexerLister[*v1.ConfigMap](e.children)}},
+		configMapControl(e.client, nil), childset.WithClock(e.clock))
+	owner := newOwner("web", 1)
+	owner.Spec.MinReadySeconds = 30
+	e.addOwner(owner)
+	e.seed(readyChild("web-a", owner, e.clock.Now().Add(-30*time.Second)))
+	res := e.reconcile("web")
+	assert.EqualValues(t, 0, spec.written[0].AvailableReplicas)
+	assert.Equal(t, time.Nanosecond, res.RequeueAfter)
+	e.clock.Step(time.Nanosecond)
+	e.reconcile("web")
+	assert.EqualValues(t, 1, spec.written[1].AvailableReplicas)
 }
