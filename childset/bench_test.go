@@ -93,33 +93,52 @@ func BenchmarkReconcile10k(b *testing.B) {
 		}, nil)
 	}}, {"steady", func(b *testing.B) {
 		r, fake, _, rs := benchCore(b, benchChildren)
-		loopWithCPU(b, func() {
+		sync := func() {
 			if _, err := r.Reconcile(ctx, ns+"/"+rs.Name); err != nil {
 				b.Fatal(err)
 			}
-		}, nil)
+		}
+		warmUp(sync, nil)
+		loopWithCPU(b, sync, nil)
 		if c, d, p := fake.Counts(); c+d+p != 0 {
 			b.Fatalf("steady state wrote: %d creates, %d deletes, %d patches", c, d, p)
 		}
 	}}, {"scaledown", func(b *testing.B) {
 		r, fake, _, rs := benchCore(b, benchChildren-childset.DefaultBurstReplicas)
 		key := expectations.OwnerKeyFor(rs)
-		loopWithCPU(b, func() {
+		sync := func() {
 			if _, err := r.Reconcile(ctx, ns+"/"+rs.Name); err != nil {
 				b.Fatal(err)
 			}
-		}, func() {
+		}
+		reset := func() {
 			if _, d, _ := fake.Counts(); d != childset.DefaultBurstReplicas {
 				b.Fatalf("scale-down deleted %d children, want %d", d, childset.DefaultBurstReplicas)
 			}
 			fake.Clear()
 			r.Expectations().DeleteExpectations(key)
-		})
+		}
+		warmUp(sync, reset)
+		loopWithCPU(b, sync, reset)
 	}}}
 	reversed := slices.Clone(ops)
 	slices.Reverse(reversed)
 	for _, o := range benchpair.Order(b, ops, reversed)[0] {
 		b.Run("op="+o.name, o.run)
+	}
+}
+
+// warmUp syncs an op's owner as a running controller has before it: the
+// claim has judged every child (the first sync, some 10 ms at 10,000
+// children) and kept the unchanged listing (the second), for the steady
+// sync and the scale-down alike. Left in the loop, those syncs would weigh
+// on whichever op runs fewer iterations, the scale-down.
+func warmUp(sync, reset func()) {
+	for range 2 {
+		sync()
+		if reset != nil {
+			reset()
+		}
 	}
 }
 

@@ -48,12 +48,22 @@ type claimMemo[C Object] struct {
 	// verdict, and out what the claim made of it; nil otherwise.
 	listing []C
 	out     claimed[C]
+	// facts holds the deletion facts of the active children judged, at
+	// their verdicts' fact, when the core deletes by the default order. A
+	// child replaced leaves its entry behind until compactFacts.
+	facts []deletionFacts
 }
 
 // verdict is one decision of the claim pass.
 type verdict struct {
 	kind   verdictKind
 	traits Traits // of an active child
+	// fact is where an active child's deletion facts are in the memo's
+	// facts, when the claim keeps them (withFacts): a scale-down then
+	// reads no child the memo knows. An index, not the facts, so that the
+	// verdicts stay as small as they were: a sync after any child changed
+	// copies them all.
+	fact int32
 }
 
 type verdictKind uint8
@@ -84,12 +94,18 @@ const memoRest = 16
 
 // claimed is what the claim pass leaves: the children the owner controls
 // and selects (finished ones aside), in input order; those of them that
-// are active, with their traits; and those being deleted.
+// are active, with their traits and, when withFacts, their deletion
+// facts; and those being deleted.
 type claimed[C Object] struct {
 	children    []C
 	active      []C
 	traits      []Traits
 	terminating []C
+	// facts.of(i) are active[i]'s when withFacts is set. Nothing writes
+	// them after the claim pass, so the memo's copy and a sync's share
+	// them.
+	facts     factsView
+	withFacts bool
 }
 
 func (out *claimed[C]) add(c C, v verdict) {
@@ -98,16 +114,29 @@ func (out *claimed[C]) add(c C, v verdict) {
 		out.children = append(out.children, c)
 		out.active = append(out.active, c)
 		out.traits = append(out.traits, v.traits)
+		if out.withFacts {
+			out.facts.at = append(out.facts.at, v.fact)
+		}
 	case verdictTerminating:
 		out.children = append(out.children, c)
 		out.terminating = append(out.terminating, c)
 	}
 }
 
-// clone is a copy the caller owns.
+// clone is a copy the caller owns, but for the facts, which are only read.
 func (out claimed[C]) clone() claimed[C] {
 	return claimed[C]{children: slices.Clone(out.children), active: slices.Clone(out.active),
-		traits: slices.Clone(out.traits), terminating: slices.Clone(out.terminating)}
+		traits: slices.Clone(out.traits), terminating: slices.Clone(out.terminating),
+		facts: out.facts, withFacts: out.withFacts}
+}
+
+// activeFacts returns the facts of the active children, the zero view
+// when the claim pass did not keep them.
+func (out *claimed[C]) activeFacts() factsView {
+	if !out.withFacts || len(out.facts.at) != len(out.active) {
+		return factsView{}
+	}
+	return out.facts
 }
 
 // claimChildren sorts candidates as upstream's ReplicaSet sorts its pods:
@@ -140,6 +169,14 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 	}
 	out := claimed[C]{children: make([]C, 0, len(candidates)), active: make([]C, 0, len(candidates)),
 		traits: make([]Traits, 0, len(candidates))}
+	// The facts are kept only where the memo keeps them: without it every
+	// sync would read them of every child, which only a scale-down uses.
+	var facts *[]deletionFacts
+	if memo != nil && r.ordersByFacts() {
+		out.withFacts = true
+		out.facts.at = make([]int32, 0, len(candidates))
+		facts = &memo.facts
+	}
 	traitsOf := r.traitReader(owner)
 	var known map[any]verdict
 	if memo != nil {
@@ -167,7 +204,7 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 				}
 			}
 		}
-		v, judged := r.judge(uid, selector, traitsOf, c)
+		v, judged := r.judge(uid, selector, traitsOf, facts, c)
 		if !judged {
 			// An adoption or a release: the claim writes, and the next
 			// sync judges the object the write produces.
@@ -177,7 +214,11 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 				continue
 			}
 			if owned {
-				out.add(c, verdict{kind: verdictActive, traits: traitsOf(c)})
+				v := verdict{kind: verdictActive, traits: traitsOf(c)}
+				if facts != nil {
+					v.fact = addFacts(facts, c)
+				}
+				out.add(c, v)
 			}
 			continue
 		}
@@ -187,9 +228,12 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 		}
 	}
 	if memo != nil {
+		// This sync's view ends where its appends did: later ones lie
+		// beyond it.
+		out.facts.arena = memo.facts
 		switch {
 		case hits == 0 && len(memo.verdicts) > 0:
-			memo.verdicts, memo.resting = nil, memoRest
+			memo.verdicts, memo.resting, memo.facts = nil, memoRest, nil
 		case next != nil:
 			memo.verdicts = next
 		case hits < len(memo.verdicts):
@@ -205,14 +249,41 @@ func (r *Reconciler[O, C]) claimChildren(ctx context.Context, key string, owner 
 			// Copies, as a lister may reuse the slice it returned.
 			memo.listing, memo.out = slices.Clone(candidates), out.clone()
 		}
+		memo.compactFacts()
 	}
 	return out, utilerrors.NewAggregate(errs)
 }
 
+// addFacts appends child's deletion facts to facts and returns where.
+func addFacts[C Object](facts *[]deletionFacts, child C) int32 {
+	*facts = append(*facts, deletionFactsOf(child))
+	return int32(len(*facts) - 1)
+}
+
+// compactFacts copies the facts of the children still known into a new
+// arena once the others' outnumber them: views of the old one, this
+// sync's and the kept listing's, stay true. Waiting until then keeps its
+// cost, over time, to a copy per entry appended.
+func (m *claimMemo[C]) compactFacts() {
+	if len(m.facts) <= 2*len(m.verdicts)+64 {
+		return
+	}
+	live := make([]deletionFacts, 0, len(m.verdicts))
+	for c, v := range m.verdicts {
+		if v.kind == verdictActive {
+			live = append(live, m.facts[v.fact])
+			v.fact = int32(len(live) - 1)
+			m.verdicts[c] = v
+		}
+	}
+	m.facts = live
+}
+
 // judge decides for child what the claim pass does when that takes no
 // write; judged is false when the claim must run (an orphan the selector
-// matches, or a controlled child it no longer matches).
-func (r *Reconciler[O, C]) judge(uid types.UID, selector labels.Selector, traitsOf func(C) Traits, child C) (v verdict, judged bool) {
+// matches, or a controlled child it no longer matches). An active child's
+// deletion facts are appended to facts unless it is nil.
+func (r *Reconciler[O, C]) judge(uid types.UID, selector labels.Selector, traitsOf func(C) Traits, facts *[]deletionFacts, child C) (v verdict, judged bool) {
 	if r.finished(child) {
 		return verdict{}, true
 	}
@@ -234,5 +305,9 @@ func (r *Reconciler[O, C]) judge(uid types.UID, selector labels.Selector, traits
 	if ref == nil {
 		return verdict{}, false
 	}
-	return verdict{kind: verdictActive, traits: traitsOf(child)}, true
+	v = verdict{kind: verdictActive, traits: traitsOf(child)}
+	if facts != nil {
+		v.fact = addFacts(facts, child)
+	}
+	return v, true
 }

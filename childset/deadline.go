@@ -55,6 +55,12 @@ func (d deadlineWriter[C]) deleteAll(ctx context.Context, victims []C, owner run
 		})
 }
 
+// call runs a write of the caller's within the write timeout, as every
+// other write of the core.
+func (d deadlineWriter[C]) call(ctx context.Context, what string, write func(ctx context.Context) (C, error)) (C, error) {
+	return writedeadline.Call(ctx, d.timeout, what, write)
+}
+
 func (d deadlineWriter[C]) Patch(ctx context.Context, namespace, name string, data []byte) error {
 	return writedeadline.Do(ctx, d.timeout, "patching "+namespace+"/"+name, func(ctx context.Context) error {
 		return d.w.Patch(ctx, namespace, name, data)

@@ -67,12 +67,46 @@
 // wanted name, since a wanted name deleted would be created again. Names
 // never delete more than the scale-down asks for, and the burst cap holds.
 //
+// A Spec that implements DeletionGateSpec holds each deletion it chose, for
+// a scale-in or a replacement, until the child is ready to go: the core
+// marks the child with the gate's label and waits until someone clears it
+// (or the Spec, a DeletionReleaser, says so), or its timeout passes. A held
+// child counts as before, so the set keeps its bounds meanwhile.
+//
+// A Spec that implements ClaimTemplateSpec gives indexed children
+// PersistentVolumeClaims of their own, as a StatefulSet's claim templates
+// do (WithClaims gives the core their writer and cache): a child is created
+// once its claims, named ClaimName(template, child), exist, and the
+// retention policy says, through owner references, whether the garbage
+// collector deletes them with the owner or with a scaled-down child.
+//
 // A kind with rules of its own specialises the core through optional parts
 // of its Spec and Kind, as podset does for pods with upstream's: traits
 // read once per child object for its status (TraitSpec), children that
 // finish and stay (FinishedKind), its own choice of victims (VictimSpec),
 // a status computed from the children (ChildStatusSpec), and upstream's
 // feature gates, read at every sync (WithFeatureGates).
+//
+// The adapter convention. A kind's adapters are a Spec and a Kind; all the
+// core needs beyond the required methods is an optional method, found by
+// a type assertion as io.WriterTo is, whose absence has a documented
+// default that behaves as if the owner had no such field: no
+// minReadySeconds is 0, no history limit is DefaultRevisionHistoryLimit
+// (10), no collision count field starts every sync from zero, no pause is
+// unpaused, no progress deadline reports no Progressing condition, no
+// ReadySince counts a ready child available at once, no status method
+// writes no status. A host that reads owners for the Spec (childsetcr)
+// also takes the short form: one Describe(owner) returning Fields, or
+// RolloutFields for a kind that rolls out (the return type is what says
+// so), in place of the getters, with nil meaning each field's default
+// (Fields.DeletionGate standing for DeletionGateSpec);
+// Fields.Status, the owner's status converted to *StatusFields, is where
+// the collision count and stored progress are read and each sync's status
+// is written, the collision count by Status.Fields' rule (the sync's while
+// the owner rolls out, the stored one kept while it does not). A kind of
+// pods takes podset.PodReadiness as its Kind's readiness. Children of any kind
+// are ranked by DeletionCostAnnotation: the name is upstream's pod
+// annotation, kept so that pods and other children rank alike.
 //
 // Use it in a few lines: write a Spec for the owner and a Kind for the
 // child (embed IndexerLister for the listing), then

@@ -321,6 +321,8 @@ func TestObserveReturnsTheOwnersToSync(t *testing.T) {
 	assert.Equal(t, []string{ns + "/db"}, r.ObserveUpdate(orphan, relabelled), "its labels changed")
 	released := owned.DeepCopy()
 	released.OwnerReferences = nil
+	released.ResourceVersion = "2"
+	assert.Empty(t, r.ObserveUpdate(relabelled, relabelled), "a resync changed nothing")
 	assert.Equal(t, []string{ns + "/web", ns + "/web"}, r.ObserveUpdate(owned, released), "the old controller, and the adopter")
 
 	// A deletion the informer missed: the last state names web, and db

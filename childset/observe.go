@@ -42,7 +42,11 @@ func (r *Reconciler[O, C]) ObserveAdd(child C) []string {
 // changed, and for an orphan just released, or whose labels changed, the
 // owners that may adopt it (others saw it already). A child whose
 // deletion began counts as deleted: it no longer counts toward its owner.
+// A resync (the same resource version) changed nothing, and names no owner.
 func (r *Reconciler[O, C]) ObserveUpdate(old, cur C) []string {
+	if old.GetResourceVersion() == cur.GetResourceVersion() {
+		return nil
+	}
 	var keys []string
 	oldRef, curRef := r.controllerOf(old), r.controllerOf(cur)
 	if oldRef != nil && (curRef == nil || oldRef.UID != curRef.UID) {
@@ -88,14 +92,43 @@ func (r *Reconciler[O, C]) OwnerKeys(child C) []string {
 	return r.adopters(child)
 }
 
+// ObserveOwnerUpdate returns cur's key, for every update of an owner,
+// resyncs included, as upstream syncs it: with a resync period on the
+// informer that periodically re-checks every owner. A changed UID means
+// the owner was deleted and re-created between two observations (the
+// informer missed the deletion), so the old incarnation is observed
+// deleted first.
+func (r *Reconciler[O, C]) ObserveOwnerUpdate(old, cur O) []string {
+	if old.GetUID() != cur.GetUID() {
+		r.ObserveOwnerDelete(old)
+	}
+	return []string{ownerkey.Join(cur.GetNamespace(), cur.GetName(), "")}
+}
+
 // ObserveOwnerDelete forgets the expectations, the claim memo and the
-// read-your-writes record of a deleted owner.
+// read-your-writes record of a deleted owner, and what the Spec keeps for
+// it (OwnerForgetter). All but the Spec's are keyed by UID, so a
+// re-created owner of the same name is unaffected.
 func (r *Reconciler[O, C]) ObserveOwnerDelete(owner O) {
+	key := ownerkey.Join(owner.GetNamespace(), owner.GetName(), "")
 	r.exp.DeleteExpectations(expectations.OwnerKeyFor(owner))
-	r.claimMemos.Drop(ownerkey.Join(owner.GetNamespace(), owner.GetName(), ""))
+	r.claimMemos.Drop(key)
+	r.inFlight.forget(key)
+	r.refusedInPlace.forget(key)
 	if g := r.cfg.guard; g != nil {
 		g.Clear(expectations.OwnerKeyFor(owner))
 	}
+	if f, ok := r.spec.(OwnerForgetter); ok {
+		f.ForgetOwner(key)
+	}
+}
+
+// OwnerForgetter is a Spec that keeps something per owner between syncs
+// (a memo of what it built or ranked): ObserveOwnerDelete calls
+// ForgetOwner with the deleted owner's "namespace/name" key, so the memo
+// does not outlive the owner.
+type OwnerForgetter interface {
+	ForgetOwner(key string)
 }
 
 // adopters returns the keys of the owners that may adopt child, an orphan

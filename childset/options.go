@@ -64,6 +64,8 @@ type config struct {
 	syncGuard        SyncGuard
 	metrics          SyncMetrics
 	owners           any // func(namespace string) ([]O, error) for the reconciler's O
+	events           *eventSink
+	claims           *claimConfig // WithClaims'; nil without
 }
 
 func newConfig(opts []Option) config {
@@ -140,6 +142,25 @@ func WithClock(clk clock.Clock) Option { return shared(syncloop.Clock(clk)) }
 // and delete events. nil records none, as does leaving the option out.
 func WithEventRecorder(recorder record.EventRecorder) Option {
 	return func(c *config) { c.recorder = recorder }
+}
+
+// WithEventBroadcaster makes New's driver own b: Run starts it recording to
+// sink (and logging each event at verbosity 3) and shuts it down when it
+// returns. Give the recorder it makes (b.NewRecorder) to
+// WithEventRecorder. It is an option of New's
+// driver: NewReconciler refuses it. A nil b or sink panics.
+func WithEventBroadcaster(b record.EventBroadcaster, sink record.EventSink) Option {
+	if b == nil || sink == nil {
+		panic("childset: WithEventBroadcaster: nil broadcaster or sink")
+	}
+	only := syncloop.DriverOnly("WithEventBroadcaster")
+	return func(c *config) { c.events = &eventSink{b, sink}; only(&c.Options) }
+}
+
+// eventSink is WithEventBroadcaster's broadcaster and where it records.
+type eventSink struct {
+	broadcaster record.EventBroadcaster
+	sink        record.EventSink
 }
 
 // WithWorkers sets how many owners are synced at once (default

@@ -2,6 +2,7 @@ package childset
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -42,30 +43,43 @@ type deletionKey struct {
 	// rest, whatever DefaultOrder says.
 	named    bool
 	notReady bool
-	cost     int32
-	deletionTie
+	deletionFacts
+	uid string
 	// pos is the child's position in the input: the last tie-break, so
 	// that sorting keys gives what a stable sort of the children does.
 	pos int
 }
 
-// deletionTie is what orders children alike in name, readiness and cost:
-// the newer first, then by UID.
-type deletionTie struct {
+// deletionFacts is what DefaultOrder reads of a child besides its
+// readiness, but for the whole UID: its cost, creation time and the UID's
+// head. They depend on the child object alone, so the claim memo keeps
+// them (claimMemo.facts), and a scale-down over children it has met reads
+// a child only where two heads are equal. Holding no pointer, they cost
+// the collector nothing to keep.
+type deletionFacts struct {
 	// The creation time as seconds and nanoseconds of the second: the
-	// order of time.Time, in 12 bytes instead of 24.
+	// order of time.Time, in 12 bytes instead of 24; the cost fills the
+	// rest of the word.
 	sec  int64
 	nsec int32
-	uid  string
+	cost int32
+	// uidHead is the UID's first 8 bytes, big-endian, zero-padded: where
+	// two differ, they order the UIDs as the strings do. Children created
+	// in one second tie on everything else (the API server keeps whole
+	// seconds), and a UUID's head decides without reading the string.
+	uidHead uint64
 }
 
 func deletionKeyOf[C Object](c C, ready, named bool, pos int) deletionKey {
-	return deletionKey{named: named, notReady: !ready, cost: cost(c), deletionTie: deletionTieOf(c), pos: pos}
+	return deletionKey{named: named, notReady: !ready, deletionFacts: deletionFactsOf(c), uid: string(c.GetUID()), pos: pos}
 }
 
-func deletionTieOf[C Object](c C) deletionTie {
+func deletionFactsOf[C Object](c C) deletionFacts {
 	created := c.GetCreationTimestamp().Time
-	return deletionTie{sec: created.Unix(), nsec: int32(created.Nanosecond()), uid: string(c.GetUID())}
+	var head [8]byte
+	copy(head[:], c.GetUID())
+	return deletionFacts{sec: created.Unix(), nsec: int32(created.Nanosecond()), cost: cost(c),
+		uidHead: binary.BigEndian.Uint64(head[:])}
 }
 
 // compare is the named children first, then DefaultOrder on two keys, then
@@ -80,21 +94,41 @@ func (a *deletionKey) compare(b *deletionKey) int {
 	if c := cmp.Compare(a.cost, b.cost); c != 0 {
 		return c
 	}
-	if c := a.deletionTie.compare(&b.deletionTie); c != 0 {
+	if c := a.compareTie(&b.deletionFacts); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.uid, b.uid); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.pos, b.pos)
 }
 
-func (a *deletionTie) compare(b *deletionTie) int {
-	// Newer first.
+// compareTie orders children alike in name, readiness and cost: the newer
+// first, then by UID as far as the heads tell; 0 leaves it to the whole
+// UIDs.
+func (a *deletionFacts) compareTie(b *deletionFacts) int {
 	if c := cmp.Compare(b.sec, a.sec); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(b.nsec, a.nsec); c != 0 {
 		return c
 	}
-	return strings.Compare(a.uid, b.uid)
+	return cmp.Compare(a.uidHead, b.uidHead)
+}
+
+// factsView is the deletion facts of some children: child i's are
+// arena[at[i]], or arena[i] when at is nil. The claim memo's arena is
+// appended to and replaced, never written in place, so a view stays true.
+type factsView struct {
+	arena []deletionFacts
+	at    []int32
+}
+
+func (v *factsView) of(i int32) *deletionFacts {
+	if v.at == nil {
+		return &v.arena[i]
+	}
+	return &v.arena[v.at[i]]
 }
 
 // trueFirst orders true before false.
@@ -125,6 +159,13 @@ func atPositions[C Object](children []C, order []int) []C {
 	return out
 }
 
+// ordersByFacts reports whether a scale-down may delete by the default
+// order, which deletionFacts serve: not when the Spec chooses the victims,
+// the caller gave an order, or children are indexed.
+func (r *Reconciler[O, C]) ordersByFacts() bool {
+	return r.order == nil && r.victims == nil && !r.cfg.indexed
+}
+
 // deletionOrder is inDeletionOrder as positions in children. The default
 // order is total once the input position breaks ties, so the first k of
 // any exact sort are a stable sort's: each child's key is read once and
@@ -133,6 +174,14 @@ func atPositions[C Object](children []C, order []int) []C {
 // of them. A WithDeletionOrder order is the caller's function and is
 // sorted stably as given.
 func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, named map[string]bool, k int) []int {
+	return r.deletionOrderOf(children, ready, factsView{}, named, k)
+}
+
+// deletionOrderOf is deletionOrder with facts the deletionFacts of the
+// children, as the claim memo kept them; a zero view reads them from the
+// children. The default order then reads a child for its name only when a
+// ScaleInSpec names some, and for its UID only when two heads tie.
+func (r *Reconciler[O, C]) deletionOrderOf(children []C, ready []bool, facts factsView, named map[string]bool, k int) []int {
 	k = max(0, min(k, len(children)))
 	if r.order != nil {
 		order := make([]int, len(children))
@@ -147,11 +196,15 @@ func (r *Reconciler[O, C]) deletionOrder(children []C, ready []bool, named map[s
 		})
 		return order[:k:k]
 	}
-	keys := newDeletionKeys(len(children), named)
-	for i, c := range children {
-		addDeletionKey(keys, c, ready[i])
+	d := newDeletionKeys(len(children), facts.arena == nil)
+	if facts.arena == nil {
+		for _, c := range children {
+			d.read = append(d.read, deletionFactsOf(c))
+		}
+		facts = factsView{arena: d.read}
 	}
-	return keys.first(k)
+	packDeletionKeys(d, children, &facts, ready, named)
+	return d.first(&facts, func(i int32) string { return string(children[i].GetUID()) }, k)
 }
 
 // The packed default order: Primary holds, from the high bits, named
@@ -168,65 +221,84 @@ const (
 	costSignFlip = 1 << 31
 )
 
-// deletionKeys is the packed default order of children read one at a
-// time (addDeletionKey), the named ones first. What Primary holds is not
-// kept: a tie is decided by the creation time and UID alone (deletionTie),
-// then the input position.
+// deletionKeys is the packed default order of children
+// (packDeletionKeys), the named ones first, and the facts read of the
+// children when no memo kept them. What Primary holds is not kept: a tie
+// is decided by the creation time and UID alone (compareTie), then the
+// input position.
 type deletionKeys struct {
-	named  map[string]bool
-	order  []partialsort.Entry
-	ties   []deletionTie
-	newest int64
+	order []partialsort.Entry
+	read  []deletionFacts
 }
 
 // deletionKeysPool holds the buffers of scale-downs done: at 10,000
-// children they are 480 KiB, which each scale-down would otherwise leave to
-// the collector, whose cycles over a heap of 10,000 children were a fifth
-// of the scale-down.
+// children they are up to 400 KiB, which each scale-down would otherwise
+// leave to the collector, whose cycles over a heap of 10,000 children were
+// a fifth of the scale-down.
 var deletionKeysPool sync.Pool
 
-func newDeletionKeys(n int, named map[string]bool) *deletionKeys {
-	if d, ok := deletionKeysPool.Get().(*deletionKeys); ok && cap(d.order) >= n && cap(d.ties) >= n {
-		*d = deletionKeys{named: named, order: d.order[:0], ties: d.ties[:0], newest: math.MinInt64}
-		return d
+// newDeletionKeys returns buffers for n children, with room to read their
+// facts when read is set: with the memo's facts, that room is not taken.
+func newDeletionKeys(n int, read bool) *deletionKeys {
+	d, _ := deletionKeysPool.Get().(*deletionKeys)
+	if d == nil {
+		d = &deletionKeys{}
 	}
-	return &deletionKeys{named: named, order: make([]partialsort.Entry, 0, n), ties: make([]deletionTie, 0, n),
-		newest: math.MinInt64}
+	if cap(d.order) < n {
+		d.order = make([]partialsort.Entry, 0, n)
+	}
+	if read && cap(d.read) < n {
+		d.read = make([]deletionFacts, 0, n)
+	}
+	d.order, d.read = d.order[:0], d.read[:0]
+	return d
 }
 
-// addDeletionKey reads the key of the next child, c.
-func addDeletionKey[C Object](d *deletionKeys, c C, ready bool) {
-	var p uint64
-	// Most scale-downs name no child: the name is not read then.
-	if len(d.named) == 0 || !d.named[c.GetName()] {
-		p |= 1 << namedShift
+// packDeletionKeys fills d's order with the packed keys of children, whose
+// facts and readiness are facts.of(i) and ready[i], the named ones first.
+func packDeletionKeys[C Object](d *deletionKeys, children []C, facts *factsView, ready []bool, named map[string]bool) {
+	n := len(children)
+	ready = ready[:n]
+	newest := int64(math.MinInt64)
+	for i := range n {
+		newest = max(newest, facts.of(int32(i)).sec)
 	}
-	if ready {
-		p |= 1 << readyShift
-	}
-	p |= uint64(uint32(cost(c))^costSignFlip) << costShift
-	d.order = append(d.order, partialsort.Entry{Primary: p, Pos: int32(len(d.order))})
-	tie := deletionTieOf(c)
-	d.ties = append(d.ties, tie)
-	d.newest = max(d.newest, tie.sec)
-}
-
-// first returns the positions of the first k children in deletion order.
-// It is called once: it completes the keys with the creation seconds, and
-// gives d's buffers back to the pool.
-func (d *deletionKeys) first(k int) []int {
-	for i := range d.order {
+	d.order = d.order[:n]
+	order := d.order
+	for i := range order {
+		f := facts.of(int32(i))
+		p := 1<<namedShift | uint64(uint32(f.cost)^costSignFlip)<<costShift
+		if ready[i] {
+			p |= 1 << readyShift
+		}
 		// newest is the largest second, so only an overflow, between
 		// times billions of years apart, makes the count negative.
-		if back := d.newest - d.ties[i].sec; back >= 0 && back < createdMax {
-			d.order[i].Primary |= uint64(back)
+		if back := newest - f.sec; back >= 0 && back < createdMax {
+			p |= uint64(back)
 		} else {
-			d.order[i].Primary |= createdMax
+			p |= createdMax
+		}
+		order[i] = partialsort.Entry{Primary: p, Pos: int32(i)}
+	}
+	// Most scale-downs name no child: the names are not read then.
+	if len(named) > 0 {
+		for i, c := range children {
+			if named[c.GetName()] {
+				order[i].Primary &^= 1 << namedShift
+			}
 		}
 	}
-	ties := d.ties
+}
+
+// first returns the positions of the first k children in deletion order,
+// facts being those packed and uidOf(i) child i's UID. It is called once:
+// it gives d's buffers back to the pool.
+func (d *deletionKeys) first(facts *factsView, uidOf func(int32) string, k int) []int {
 	s := partialsort.Sorter{Order: d.order, Tie: func(a, b int32) bool {
-		if c := ties[a].compare(&ties[b]); c != 0 {
+		if c := facts.of(a).compareTie(facts.of(b)); c != 0 {
+			return c < 0
+		}
+		if c := strings.Compare(uidOf(a), uidOf(b)); c != 0 {
 			return c < 0
 		}
 		return a < b
@@ -237,8 +309,6 @@ func (d *deletionKeys) first(k int) []int {
 	for i, e := range s.Order[:k] {
 		order[i] = int(e.Pos)
 	}
-	clear(d.ties) // drop the UIDs
-	d.named = nil
 	deletionKeysPool.Put(d)
 	return order
 }

@@ -34,6 +34,8 @@ func TestInDeletionOrderIsStableSortByDefaultOrder(t *testing.T) {
 	}
 	creationTimes = append(creationTimes, metav1.Time{}, metav1.Unix(-2_177_452_800, 0), metav1.Unix(-2_177_452_800, 7),
 		metav1.Unix(1_790_000_000, 0), metav1.Unix(4_070_908_800, 0), metav1.Unix(4_070_908_800, 1))
+	// Short UIDs, and long ones alike in their first 8 bytes or more.
+	uids := []string{"u0", "u1", "u2", "u3", "0123456789a", "0123456789b", "01234567", "01234567\x00"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 300 {
 		n := rng.IntN(60)
@@ -41,7 +43,7 @@ func TestInDeletionOrderIsStableSortByDefaultOrder(t *testing.T) {
 		for i := range children {
 			cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 				Name:              "c" + strconv.Itoa(i),
-				UID:               types.UID("u" + strconv.Itoa(rng.IntN(4))),
+				UID:               types.UID(uids[rng.IntN(len(uids))]),
 				CreationTimestamp: creationTimes[rng.IntN(len(creationTimes))],
 				Annotations:       map[string]string{},
 			}}

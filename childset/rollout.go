@@ -3,6 +3,7 @@ package childset
 import (
 	"context"
 	"errors"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,7 +182,7 @@ func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollo
 	// first given also wins a contested index, so names stay out of it.
 	var named map[string]bool
 	if !r.cfg.indexed {
-		named = r.namedToDeleteFirst(owner)
+		named = r.markedForDeletion(owner, children, r.namedToDeleteFirst(owner))
 	}
 	order := r.deletionOrder(children, ready, named, len(children))
 	ordered := make([]C, len(order))
@@ -189,36 +190,81 @@ func (r *Reconciler[O, C]) manageRollout(ctx context.Context, owner O, ro *rollo
 	for i, at := range order {
 		ordered[i], orderedReady[i] = children[at], ready[at]
 	}
-	plan := planRollout(r.rolloutState(owner, ro, ordered, orderedReady))
+	var plans inPlacePlans[C]
+	input, refused := r.rolloutState(owner, expKey, ro, ordered, orderedReady, &plans)
+	plan := planRollout(input)
 	victims := make([]C, len(plan.Delete))
 	for i, at := range plan.Delete {
 		victims[i] = ordered[at]
 	}
-	if r.cfg.indexed {
-		return r.rollIndexed(ctx, owner, ro, ref, expKey, plan, victims)
+	r.refuseInPlace(owner, refused, ro.update)
+	var inPlaceErr error
+	var refusedNow bool
+	if len(plan.UpdateInPlace) > 0 {
+		updated := make([]C, len(plan.UpdateInPlace))
+		for i, at := range plan.UpdateInPlace {
+			updated[i] = ordered[at]
+		}
+		refusedNow, inPlaceErr = r.updateInPlace(ctx, owner, expKey, ro, &plans, updated)
 	}
-	return Result{}, r.rollInterchangeable(ctx, owner, ro, ref, expKey, plan, victims)
+	var res Result
+	var err error
+	if r.cfg.indexed {
+		res, err = r.rollIndexed(ctx, owner, ro, ref, expKey, plan, victims)
+	} else {
+		res, err = r.rollInterchangeable(ctx, owner, ro, ref, expKey, plan, victims)
+	}
+	if refusedNow {
+		// Nothing the refusal wrote will sync the owner again.
+		res.RequeueAfter = shorter(res.RequeueAfter, time.Millisecond)
+	}
+	return res, errors.Join(inPlaceErr, err)
 }
 
-func (r *Reconciler[O, C]) rolloutState(owner O, ro *rollout[C], ordered []C, ready []bool) rolloutInput {
+// rolloutState is planRollout's input for owner's children, in deletion
+// order. Under an in-place strategy it says which old children can be
+// updated in place (their patches kept in plans), counts a child this
+// replica updated in place as updated and unavailable until the cache
+// shows it so, and returns how many old children an InPlaceOnly strategy
+// leaves at their revision.
+func (r *Reconciler[O, C]) rolloutState(owner O, expKey string, ro *rollout[C], ordered []C, ready []bool, plans *inPlacePlans[C]) (rolloutInput, int) {
 	avail := r.availabilityOf(owner)
 	updated := revisionHash(ro.update)
 	replicas := r.spec.Replicas(owner)
+	strategy := r.updateStrategy(owner)
 	s := rolloutInput{
 		Replicas: replicas, Bounds: ro.bounds, Partition: ro.partition(replicas),
-		Indexed: r.cfg.indexed, Burst: r.cfg.burst,
+		Indexed: r.cfg.indexed, Burst: r.cfg.burst, InPlaceOnly: strategy == InPlaceOnly,
 		Children: make([]rolloutChild, len(ordered)),
 	}
+	old, stuck := 0, 0
 	for i, c := range ordered {
 		available, _ := avail.check(c, ready[i])
-		s.Children[i] = rolloutChild{
+		child := rolloutChild{
 			Index:     r.indexOf(owner, c),
 			Updated:   childHash(c) == updated,
 			Available: available,
 			Deleting:  c.GetDeletionTimestamp() != nil,
 		}
+		if to, ok := r.inFlight.updating(expKey, c.GetName(), childHash(c), avail.now); ok && to == updated {
+			child.Updated, child.Available = true, false
+		}
+		if !child.Updated && !child.Deleting && strategy != Recreate {
+			old++
+			_, child.InPlace = r.patchesFor(ro, plans, c)
+			if child.InPlace && r.refusedInPlace.holds(expKey, c.GetName(), updated, avail.now) {
+				child.InPlace = false
+			}
+			if !child.InPlace {
+				stuck++
+			}
+		}
+		s.Children[i] = child
 	}
-	return s
+	if strategy != InPlaceOnly || old <= int(s.Partition) {
+		stuck = 0
+	}
+	return s, stuck
 }
 
 // indexOf is c's index in indexed mode: the one its IndexLabel gives, if
@@ -234,24 +280,27 @@ func (r *Reconciler[O, C]) indexOf(owner O, c C) int {
 // rollInterchangeable deletes the plan's victims and creates its children
 // in one pass: planRollout keeps the bounds whichever completes first. The
 // deletions are expected by key and the creations by count in one record.
-func (r *Reconciler[O, C]) rollInterchangeable(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan rolloutPlan, victims []C) error {
+func (r *Reconciler[O, C]) rollInterchangeable(ctx context.Context, owner O, ro *rollout[C], ref *metav1.OwnerReference, expKey string, plan rolloutPlan, victims []C) (Result, error) {
 	fresh, err := r.rolloutChildren(ro, plan.CreateCurrent, plan.CreateUpdated)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
+	// A victim its gate holds stays, counted as the plan counted it: the
+	// creations are within the bounds whichever completes first.
+	victims, wait, gateErr := r.gateDeletions(ctx, owner, expKey, victims)
 	if len(victims) > 0 {
 		if err := r.exp.ExpectDeletions(expKey, childKeys(victims)); err != nil {
-			return err
+			return Result{}, err
 		}
 		r.exp.RaiseExpectations(expKey, len(fresh), 0)
 	} else if len(fresh) > 0 {
 		if err := r.exp.ExpectCreations(expKey, len(fresh)); err != nil {
-			return err
+			return Result{}, err
 		}
 	}
 	deleteErr := r.sendDeletions(ctx, owner, expKey, victims)
 	createErr := r.createCounted(ctx, owner, ref, expKey, fresh)
-	return errors.Join(deleteErr, createErr)
+	return Result{RequeueAfter: wait}, errors.Join(gateErr, deleteErr, createErr)
 }
 
 // rolloutChildren builds the children to create at the current and at the
@@ -315,7 +364,8 @@ func (r *Reconciler[O, C]) rollIndexed(ctx context.Context, owner O, ro *rollout
 		created, err := r.createNamed(ctx, owner, ref, expKey, fresh)
 		return Result{RequeueAfter: max(res.RequeueAfter, created.RequeueAfter)}, err
 	}
-	return res, r.deleteChildren(ctx, owner, expKey, victims)
+	deleted, err := r.deleteChildren(ctx, owner, expKey, victims)
+	return Result{RequeueAfter: shorter(res.RequeueAfter, deleted.RequeueAfter)}, err
 }
 
 // currentTemplate is the child the current revision records.

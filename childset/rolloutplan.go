@@ -21,6 +21,10 @@ type rolloutChild struct {
 	// Deleting reports that the child is being deleted (it has a deletion
 	// timestamp): it still exists and holds its name, but is not live.
 	Deleting bool
+	// InPlace reports that the child, at an old revision, can be brought
+	// to the update revision in place (InPlaceKind, under an in-place
+	// UpdateStrategy) rather than replaced.
+	InPlace bool
 }
 
 // rolloutInput is the input of planRollout: an owner's wanted number of
@@ -31,6 +35,10 @@ type rolloutInput struct {
 	Bounds    RolloutBounds
 	Partition int32
 	Indexed   bool
+	// InPlaceOnly keeps the old children that cannot be updated in place
+	// at their revision rather than replacing them (UpdateStrategy
+	// InPlaceOnly).
+	InPlaceOnly bool
 	// Burst caps the creations, and separately the deletions, of one pass;
 	// 0 means DefaultBurstReplicas.
 	Burst int
@@ -55,13 +63,18 @@ type rolloutPlan struct {
 	// Delete holds positions in rolloutInput.Children, in the order to
 	// delete them.
 	Delete []int
+	// UpdateInPlace holds the positions of old children to bring to the
+	// update revision in place. Each counts as unavailable until it
+	// reports the update done, so it takes from the same margin as a
+	// deletion; it needs no room, being no new child.
+	UpdateInPlace []int
 }
 
 // Empty reports that the pass does nothing: the rollout is complete, or
 // it waits for children to become available or to go away.
 func (p rolloutPlan) Empty() bool {
 	return p.CreateUpdated == 0 && p.CreateCurrent == 0 &&
-		len(p.CreateUpdatedIndices) == 0 && len(p.CreateCurrentIndices) == 0 && len(p.Delete) == 0
+		len(p.CreateUpdatedIndices) == 0 && len(p.CreateCurrentIndices) == 0 && len(p.Delete) == 0 && len(p.UpdateInPlace) == 0
 }
 
 // planRollout decides one pass of a rolling update (a scale up or down
@@ -103,12 +116,19 @@ func (p rolloutPlan) Empty() bool {
 // ever start. Unlike StatefulSet, unavailable old children are replaced
 // whatever the budget, so a broken revision never blocks the update that
 // fixes it.
+//
+// In place (rolloutChild.InPlace): an old child that would be replaced is
+// updated in place instead, within the same margin; the updated child it
+// would have been replaced by is then not created. With InPlaceOnly, an
+// old child that cannot be updated in place is never replaced: it stays
+// at its revision, as if within the partition, and a scale-down may still
+// delete it.
 func planRollout(s rolloutInput) rolloutPlan {
 	b := newRolloutBudget(s)
 	if s.Indexed {
-		return planIndexed(s.Children, b)
+		return planIndexed(s.Children, b, s.InPlaceOnly)
 	}
-	return planInterchangeable(s.Children, b)
+	return planInterchangeable(s.Children, b, s.InPlaceOnly)
 }
 
 // rolloutBudget holds the pass's limits, derived once from the state.
@@ -118,6 +138,10 @@ type rolloutBudget struct {
 	room     int // creations allowed, burst included
 	margin   int // available children that may be deleted
 	burst    int
+	// surgeOnly is set when no child may be unavailable: an in-place
+	// update, which makes its child unavailable, then waits for room a
+	// surge child makes.
+	surgeOnly bool
 }
 
 func newRolloutBudget(s rolloutInput) rolloutBudget {
@@ -138,11 +162,12 @@ func newRolloutBudget(s rolloutInput) rolloutBudget {
 		}
 	}
 	return rolloutBudget{
-		replicas: replicas,
-		keep:     min(max(int(s.Partition), 0), replicas),
-		room:     int(min(max(int64(replicas)+int64(surge)-int64(len(s.Children)), 0), int64(burst))), // int64: replicas+surge passes 2^31
-		margin:   max(available-(replicas-unavailable), 0),
-		burst:    burst,
+		replicas:  replicas,
+		keep:      min(max(int(s.Partition), 0), replicas),
+		room:      int(min(max(int64(replicas)+int64(surge)-int64(len(s.Children)), 0), int64(burst))), // int64: replicas+surge passes 2^31
+		margin:    max(available-(replicas-unavailable), 0),
+		burst:     burst,
+		surgeOnly: unavailable == 0,
 	}
 }
 
@@ -150,38 +175,72 @@ func isAvailable(c rolloutChild) bool { return c.Available && !c.Deleting }
 
 // planInterchangeable aims at keep old children (fewer if there are fewer
 // and no free slot to create one in) and the rest updated.
-func planInterchangeable(children []rolloutChild, b rolloutBudget) rolloutPlan {
-	var old, updated []int
+func planInterchangeable(children []rolloutChild, b rolloutBudget, inPlaceOnly bool) rolloutPlan {
+	var old, updated, pinned []int
 	for i, c := range children {
 		switch {
 		case c.Deleting:
 		case c.Updated:
 			updated = append(updated, i)
+		case inPlaceOnly && !c.InPlace:
+			pinned = append(pinned, i)
 		default:
 			old = append(old, i)
 		}
 	}
+	// Pinned children stay old, as the partition's would: they come last
+	// among the old, so only a scale-down deletes them.
+	keep := b.keep
+	if len(pinned) > 0 {
+		keep = min(keep+len(pinned), b.replicas)
+	}
+	unavailableFirst(children, old)
+	old = append(old, pinned...)
 	free := max(b.replicas-len(old)-len(updated), 0)
-	wantOld := min(b.keep, len(old)+free)
+	wantOld := min(keep, len(old)+free)
 	wantUpdated := b.replicas - wantOld
 
 	var p rolloutPlan
-	p.CreateCurrent = min(max(wantOld-len(old), 0), b.room)
-	p.CreateUpdated = min(max(wantUpdated-len(updated), 0), b.room-p.CreateCurrent)
-	unavailableFirst(children, old)
 	unavailableFirst(children, updated)
-	victims := slices.Concat(old[:max(len(old)-wantOld, 0)], updated[:max(len(updated)-wantUpdated, 0)])
-	p.Delete = pickDeletions(children, victims, b)
+	excessOld := old[:max(len(old)-wantOld, 0)]
+	// Of the old children going, as many as the updated ones missing are
+	// updated in place when they can be; the others are deleted.
+	missing := max(wantUpdated-len(updated), 0)
+	var convert, remove []int
+	for _, i := range excessOld {
+		if children[i].InPlace && len(convert) < missing {
+			convert = append(convert, i)
+		} else {
+			remove = append(remove, i)
+		}
+	}
+	margin := b.margin
+	p.UpdateInPlace = pick(children, convert, &margin, b.burst)
+	// The children updated in place need no updated child created for
+	// them; with no unavailability allowed, those waiting for one are
+	// surged, as replacements would be, or the rollout could never start.
+	converted := len(convert)
+	if b.surgeOnly {
+		converted = len(p.UpdateInPlace)
+	}
+	p.CreateCurrent = min(max(wantOld-len(old), 0), b.room)
+	p.CreateUpdated = min(max(missing-converted, 0), b.room-p.CreateCurrent)
+	p.Delete = pick(children, slices.Concat(remove, updated[:max(len(updated)-wantUpdated, 0)]), &margin, b.burst)
 	return p
 }
 
 // planIndexed keeps one child per wanted index and replaces the old ones
 // at or above the partition.
-func planIndexed(children []rolloutChild, b rolloutBudget) rolloutPlan {
+func planIndexed(children []rolloutChild, b rolloutBudget, inPlaceOnly bool) rolloutPlan {
 	holders, unwanted := indexHolders(children, b.replicas)
-	var replace []int
+	var replace, convert []int
 	for index, i := range holders {
-		if c := children[i]; index >= b.keep && !c.Updated && !c.Deleting {
+		c := children[i]
+		switch {
+		case index < b.keep || c.Updated || c.Deleting:
+		case c.InPlace:
+			convert = append(convert, i)
+		case !inPlaceOnly:
 			replace = append(replace, i)
 		}
 	}
@@ -195,11 +254,15 @@ func planIndexed(children []rolloutChild, b rolloutBudget) rolloutPlan {
 	byIndex := func(i, j int) int { return cmp.Or(cmp.Compare(rank(j), rank(i)), cmp.Compare(i, j)) }
 	slices.SortFunc(unwanted, byIndex)
 	slices.SortFunc(replace, byIndex)
+	slices.SortFunc(convert, byIndex)
 	unavailableFirst(children, unwanted)
 	unavailableFirst(children, replace)
+	unavailableFirst(children, convert)
 
 	var p rolloutPlan
-	p.Delete = pickDeletions(children, slices.Concat(unwanted, replace), b)
+	margin := b.margin
+	p.Delete = pick(children, slices.Concat(unwanted, replace), &margin, b.burst)
+	p.UpdateInPlace = pick(children, convert, &margin, b.burst)
 	for index := 0; index < b.replicas && len(p.CreateUpdatedIndices)+len(p.CreateCurrentIndices) < b.room; index++ {
 		if _, held := holders[index]; held {
 			continue
@@ -265,21 +328,20 @@ func unavailableFirst(children []rolloutChild, positions []int) {
 	})
 }
 
-// pickDeletions walks victims in order and keeps each unavailable one,
-// which costs no availability, and available ones while the margin
-// lasts, up to the burst.
-func pickDeletions(children []rolloutChild, victims []int, b rolloutBudget) []int {
+// pick walks positions in order and keeps each unavailable child, which
+// costs no availability, and available ones while *margin lasts, up to
+// the burst.
+func pick(children []rolloutChild, positions []int, margin *int, burst int) []int {
 	var out []int
-	margin := b.margin
-	for _, i := range victims {
-		if len(out) == b.burst {
+	for _, i := range positions {
+		if len(out) == burst {
 			break
 		}
 		if isAvailable(children[i]) {
-			if margin == 0 {
+			if *margin == 0 {
 				continue
 			}
-			margin--
+			*margin--
 		}
 		out = append(out, i)
 	}

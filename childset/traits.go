@@ -40,7 +40,9 @@ func (r *Reconciler[O, C]) traitReader(owner O) func(C) Traits {
 		return r.traits.Traits(owner)
 	}
 	return func(child C) Traits {
-		if r.kind.Ready(child) {
+		// A child updated in place is not ready until it runs what it
+		// was updated to.
+		if r.kind.Ready(child) && (r.inPlace == nil || r.inPlace.InPlaceDone(child)) {
 			return TraitReady
 		}
 		return 0

@@ -148,6 +148,26 @@ func (c *Control[T]) PatchObject(ctx context.Context, namespace, name string, da
 	return patched, nil
 }
 
+// PatchSubresource sends data, a patch of patchType, to the named object's
+// subresource ("" for the object itself), as an in-place update does (a
+// pod's "resize"). The writer must be a SubresourceWriter; an error says
+// so otherwise.
+func (c *Control[T]) PatchSubresource(ctx context.Context, namespace, name, subresource string, patchType types.PatchType, data []byte) (T, error) {
+	var zero T
+	sw, ok := c.writer.(SubresourceWriter[T])
+	if !ok {
+		if subresource != "" {
+			return zero, fmt.Errorf("objectcontrol: the %s writer cannot patch the %q subresource", c.kind, subresource)
+		}
+		writeCtx, cancel := c.writeContext(ctx)
+		defer cancel()
+		return c.writer.Patch(writeCtx, namespace, name, patchType, data)
+	}
+	writeCtx, cancel := c.writeContext(ctx)
+	defer cancel()
+	return sw.PatchSubresource(writeCtx, namespace, name, subresource, patchType, data)
+}
+
 // PatchType reports the patch type Patch sends, so a claim ref manager
 // builds the body it needs.
 func (c *Control[T]) PatchType() types.PatchType { return c.patchType }

@@ -61,3 +61,14 @@ func (w dynamicWriter) Delete(ctx context.Context, namespace, name string) error
 func (w dynamicWriter) Patch(ctx context.Context, namespace, name string, patchType types.PatchType, data []byte) (*unstructured.Unstructured, error) {
 	return w.api(namespace).Patch(ctx, name, patchType, data, metav1.PatchOptions{})
 }
+
+// PatchSubresource patches the named object's subresource, or the object
+// itself when subresource is "": the dynamic client would otherwise ask
+// for a path with an empty last segment. It makes DynamicWriter a
+// SubresourceWriter, which a childset in-place update writes through.
+func (w dynamicWriter) PatchSubresource(ctx context.Context, namespace, name, subresource string, patchType types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+	if subresource == "" {
+		return w.Patch(ctx, namespace, name, patchType, data)
+	}
+	return w.api(namespace).Patch(ctx, name, patchType, data, metav1.PatchOptions{}, subresource)
+}

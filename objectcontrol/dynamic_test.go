@@ -54,6 +54,17 @@ func TestDynamicWriter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"a": "b"}, patched.GetLabels())
 
+	// The object itself ("") and a subresource are both patched: a
+	// childset in-place update writes through these.
+	patched, err = c.PatchSubresource(ctx, "default", "w1", "", types.MergePatchType, []byte(`{"spec":{"size":2}}`))
+	require.NoError(t, err)
+	size, _, _ := unstructured.NestedInt64(patched.Object, "spec", "size")
+	assert.Equal(t, int64(2), size)
+	_, err = c.PatchSubresource(ctx, "default", "w1", "status", types.MergePatchType, []byte(`{"status":{"ok":true}}`))
+	require.NoError(t, err)
+	last := dyn.Actions()[len(dyn.Actions())-1]
+	assert.Equal(t, "status", last.GetSubresource(), "the subresource is the request's")
+
 	require.NoError(t, c.Delete(ctx, "default", "w1", rc))
 	_, err = dyn.Resource(widgets).Namespace("default").Get(ctx, "w1", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "deleted: %v", err)

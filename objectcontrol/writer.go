@@ -24,6 +24,13 @@ type Writer[T Object] interface {
 	Patch(ctx context.Context, namespace, name string, patchType types.PatchType, data []byte) (T, error)
 }
 
+// SubresourceWriter is a Writer that patches subresources too, such as a
+// pod's "resize"; TypedWriter's is one. subresource "" is the object.
+type SubresourceWriter[T Object] interface {
+	Writer[T]
+	PatchSubresource(ctx context.Context, namespace, name, subresource string, patchType types.PatchType, data []byte) (T, error)
+}
+
 // TypedClient is the part of a client-go typed client for one namespace
 // (corev1client.ServiceInterface, corev1client.PodInterface, a generated
 // client for a custom resource, ...) that TypedWriter calls.
@@ -59,4 +66,11 @@ func (w typedWriter[T]) Delete(ctx context.Context, namespace, name string) erro
 
 func (w typedWriter[T]) Patch(ctx context.Context, namespace, name string, patchType types.PatchType, data []byte) (T, error) {
 	return w.clientFor(namespace).Patch(ctx, name, patchType, data, metav1.PatchOptions{})
+}
+
+func (w typedWriter[T]) PatchSubresource(ctx context.Context, namespace, name, subresource string, patchType types.PatchType, data []byte) (T, error) {
+	if subresource == "" {
+		return w.Patch(ctx, namespace, name, patchType, data)
+	}
+	return w.clientFor(namespace).Patch(ctx, name, patchType, data, metav1.PatchOptions{}, subresource)
 }

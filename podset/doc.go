@@ -29,15 +29,16 @@
 // before any write, with a Warning event and StatusInput.SpecErr. Every
 // write of a sync has a deadline, WithWriteTimeout.
 //
-// The core is pure, as childset's is: Reconciler.Reconcile(ctx,
-// "namespace/name") decides and writes one sync and returns a
-// childset.Result saying when to look again (expectations expiring, a pod
-// becoming available); it reaches no queue, which a test checks over the
-// package's files. The Observe* methods turn informer events into
-// expectations and the owner keys to sync. NewReconciler builds the core
-// alone, for a host with its own queue and handlers (ctrlruntime/podsetcr
-// under controller-runtime); New builds it with childset's worker loop, the
-// informer handlers and a queue, and Run runs them.
+// The core is childset's, specialised to pods: podset adds only what is
+// about pods (pods.go, victims.go, the Kind, the gates, the transform).
+// Reconciler.Reconcile(ctx, "namespace/name") decides and writes one sync
+// and returns a childset.Result saying when to look again (expectations
+// expiring, a pod becoming available); it reaches no queue. The Observe
+// methods turn informer events into expectations and the owner keys to
+// sync. NewReconciler builds the core alone, for a host with its own queue
+// and handlers (ctrlruntime/podsetcr under controller-runtime); New builds
+// it with the set core's one client-go driver (childset.Controller), and
+// Run runs it.
 //
 // Every pod write goes through one writer (WithPodWriter; client-go's by
 // default), which the controller wraps with upstream's events and checks,

@@ -25,6 +25,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/internal/trimtest"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 	"github.com/ctrlkit/ctrlkit/status"
+	"github.com/ctrlkit/ctrlkit/workqueue"
 )
 
 // rsKind is a test Kind for apps/v1 ReplicaSets (the real adapter lives in
@@ -105,6 +106,17 @@ type env struct {
 	pc     *podcontrol.FakePodControl
 	rec    *record.FakeRecorder
 	c      *Controller[*appsv1.ReplicaSet]
+	kind   Kind[*appsv1.ReplicaSet]
+}
+
+// podSpec is a podSpec over the env's informers and Kind, as the
+// controller's own, for tests of its parts.
+func (e *env) podSpec() podSpec[*appsv1.ReplicaSet] {
+	pods, owners := e.inf.Core().V1().Pods().Informer(), e.inf.Apps().V1().ReplicaSets().Informer()
+	p, err := newParts(e.ctx, informerReads[*appsv1.ReplicaSet](pods.GetIndexer(), owners.GetIndexer()), e.kind, nil, nil,
+		[]Option{WithPodControl(e.pc), WithEventRecorder(nil)})
+	require.NoError(e.t, err)
+	return p.spec
 }
 
 func newEnv(t testing.TB, objects []runtime.Object, opts ...Option) *env {
@@ -132,7 +144,7 @@ func newEnvWrapped(t testing.TB, wrap func(Kind[*appsv1.ReplicaSet]) Kind[*appsv
 	}
 	c, err := New(ctx, client, f.Core().V1().Pods(), rsInf, kind, all...)
 	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, client: client, inf: f, pc: pc, rec: rec, c: c}
+	return &env{t: t, ctx: ctx, client: client, inf: f, pc: pc, rec: rec, c: c, kind: kind}
 }
 
 func (e *env) addOwner(rs *appsv1.ReplicaSet) {
@@ -147,7 +159,22 @@ func (e *env) addPods(pods ...*v1.Pod) {
 	}
 }
 
-func (e *env) sync(rs *appsv1.ReplicaSet) error { return e.c.Sync(e.ctx, rs.Namespace+"/"+rs.Name) }
+func (e *env) sync(rs *appsv1.ReplicaSet) error { return e.syncKey(rs.Namespace + "/" + rs.Name) }
+
+// syncKey reconciles key as a worker would, queueing it again when the
+// Result asks for it, and returns the error.
+func (e *env) syncKey(key string) error {
+	res, err := e.c.Reconcile(e.ctx, key)
+	if res.RequeueAfter > 0 {
+		e.c.Queue().AddAfter(key, res.RequeueAfter)
+	}
+	return err
+}
+
+// queue is the controller's own work queue.
+func (e *env) queue() *workqueue.RateLimitingQueue[string] {
+	return e.c.Queue().(*workqueue.RateLimitingQueue[string]) //nolint:forcetypeassert // the driver's queue is ctrlkit's
+}
 
 func (e *env) requireCounts(creates, deletes, patches int) {
 	e.t.Helper()

@@ -157,7 +157,7 @@ func guardedEnv(t *testing.T, rs *appsv1.ReplicaSet, opts ...Option) (*env, *fak
 	store.rv.Store("1")
 	// Installed whenever the guard is on, also where the informer stores
 	// report no version (client-go before v0.36) and New would build none.
-	if cfg := newConfig(opts); cfg.ownGuard() {
+	if cfg := newConfig(opts); !cfg.guardSet {
 		owners := schema.GroupResource{Group: "apps", Resource: "replicasets"}
 		opts = append(opts, WithReadYourWrites(consistency.NewGuard(consistency.WithStore(owners, store))))
 	}
@@ -179,19 +179,19 @@ func TestReadYourWrites(t *testing.T) {
 	require.Positive(t, writes, "the first sync wrote the status")
 	key := "default/foobar"
 
-	e.c.queue.Add(key)
+	e.queue().Add(key)
 	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
 	assert.Len(t, e.client.Actions(), writes, "deferred: nothing written")
-	assert.Zero(t, e.c.queue.NumRequeues(key), "a stale cache is not a failure")
-	_, waiting := e.c.queue.Deadline(key)
+	assert.Zero(t, e.queue().NumRequeues(key), "a stale cache is not a failure")
+	_, waiting := e.queue().Deadline(key)
 	assert.True(t, waiting, "polled again")
-	err := e.c.Sync(e.ctx, key)
+	err := e.syncKey(key)
 	require.ErrorIs(t, err, consistency.ErrStaleCache)
 
 	store.rv.Store("18")
-	require.Eventually(t, func() bool { return e.c.queue.Len() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return e.queue().Len() == 1 }, 5*time.Second, time.Millisecond)
 	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
-	assert.Zero(t, e.c.queue.NumRequeues(key), "ran and succeeded")
+	assert.Zero(t, e.queue().NumRequeues(key), "ran and succeeded")
 	assert.Greater(t, len(e.client.Actions()), writes, "the sync ran")
 
 	// Turned off, the guard never defers.
@@ -213,14 +213,15 @@ func TestReadYourWritesGivenGuard(t *testing.T) {
 	g := consistency.NewGuard(consistency.WithStore(appsv1.SchemeGroupVersion.WithResource("replicasets").GroupResource(), store))
 	e := newEnv(t, []runtime.Object{rs}, WithReadYourWrites(g))
 	e.addOwner(rs)
-	require.Same(t, g, e.c.guard)
 	require.NoError(t, e.sync(rs)) // writes the status at 18
 	require.ErrorIs(t, e.sync(rs), consistency.ErrStaleCache, "held on the given guard")
 	store.rv.Store("18")
 	require.NoError(t, e.sync(rs), "the store caught up")
 
-	off := newEnv(t, nil, WithReadYourWrites(nil))
-	assert.Nil(t, off.c.guard)
+	off := newEnv(t, []runtime.Object{rs}, WithReadYourWrites(nil))
+	off.addOwner(rs)
+	require.NoError(t, off.sync(rs))
+	require.NoError(t, off.sync(rs), "no guard holds it")
 }
 
 func TestGateStaleControllerConsistency(t *testing.T) {
@@ -249,8 +250,12 @@ func TestGateFlipWhileRunning(t *testing.T) {
 	e := newEnv(t, []runtime.Object{rs, running, going}, WithFeatureGates(g.enabled), WithReadYourWrites(nil))
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	wait := runEnv(t, e, ctx, e.c.Sync)
-	defer func() { cancel(); require.NoError(t, wait()) }()
+	infCtx, stopInformers := context.WithCancel(ctx)
+	e.inf.Start(infCtx.Done())
+	done := make(chan error, 1)
+	go func() { done <- e.c.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done); stopInformers(); e.inf.Shutdown() }()
+	require.Eventually(t, e.c.HasSynced, 10*time.Second, time.Millisecond)
 
 	current := func() *appsv1.ReplicaSet {
 		got, err := e.client.AppsV1().ReplicaSets("default").Get(ctx, "foobar", metav1.GetOptions{})
@@ -263,7 +268,7 @@ func TestGateFlipWhileRunning(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "on: terminatingReplicas written")
 
 	g.on.Store(false)
-	e.c.queue.Add("default/foobar")
+	e.queue().Add("default/foobar")
 	require.Eventually(t, func() bool { return current().Status.TerminatingReplicas == nil }, 10*time.Second, 5*time.Millisecond,
 		"off after the flip: terminatingReplicas cleared by the next sync")
 }
@@ -280,13 +285,13 @@ func TestUnmetExpectationsRequeueAtExpiry(t *testing.T) {
 	e.requireCounts(1, 0, 0) // the pod's add event never comes
 	require.NoError(t, e.sync(rs))
 	e.requireCounts(1, 0, 0) // asleep on its expectations
-	assert.Zero(t, e.c.queue.Len())
+	assert.Zero(t, e.queue().Len())
 
 	clk.Step(expectations.ExpectationsTimeout)
 	time.Sleep(20 * time.Millisecond)
-	assert.Zero(t, e.c.queue.Len(), "not before the expectations expire")
+	assert.Zero(t, e.queue().Len(), "not before the expectations expire")
 	clk.Step(10 * time.Millisecond)
-	require.Eventually(t, func() bool { return e.c.queue.Len() == 1 }, 5*time.Second, time.Millisecond, "requeued at expiry")
+	require.Eventually(t, func() bool { return e.queue().Len() == 1 }, 5*time.Second, time.Millisecond, "requeued at expiry")
 	require.True(t, e.c.ProcessNextWorkItem(e.ctx))
 	e.requireCounts(2, 0, 0)
 }
@@ -309,6 +314,5 @@ func TestStaleConsistencyGateAskedOnlyWithVersionedStores(t *testing.T) {
 	require.NoError(t, e.sync(rs))
 	var store any = e.podStore()
 	_, versioned := store.(consistency.SyncedResourceVersioner)
-	assert.Equal(t, versioned, e.c.guard != nil, "a guard exactly when the stores report versions")
 	assert.Equal(t, versioned, askedStale.Load(), "the gate is asked exactly when there is a guard")
 }

@@ -71,14 +71,14 @@ func TestRelatedPodsLookup(t *testing.T) {
 		newPod("pod5", unrelated, v1.PodRunning, map[string]string{"app": "d"}, true),
 		newPod("pod6", loner, v1.PodRunning, map[string]string{"app": "e"}, true),
 	)
-	related, err := e.c.spec.relatedPods(someRS)
+	related, err := e.podSpec().relatedPods(someRS)
 	require.NoError(t, err)
 	names := podNames(related)
 	slices.Sort(names)
 	assert.Equal(t, []string{"pod1", "pod2", "pod3", "pod4"}, names,
 		"own pods (inactive too), siblings', pending deletion's; not the unrelated owner's")
 
-	related, err = e.c.spec.relatedPods(loner)
+	related, err = e.podSpec().relatedPods(loner)
 	require.NoError(t, err)
 	assert.Empty(t, related, "an owner without a controller has no siblings, so no related pods")
 }
@@ -110,7 +110,7 @@ func TestPodControllerLookup(t *testing.T) {
 			for _, name := range tc.want {
 				want = append(want, "ns/"+name)
 			}
-			assert.Equal(t, want, e.c.ObservePodAdd(pod), "an orphan wakes the owners that may adopt it")
+			assert.Equal(t, want, e.c.ObserveAdd(pod), "an orphan wakes the owners that may adopt it")
 		})
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/ctrlkit/ctrlkit/internal/syncloop"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
@@ -83,7 +82,7 @@ func agedPod(name string, now time.Time, age time.Duration, ready bool) *v1.Pod 
 func TestDeletionAgeRatio(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m := &recordingMetrics{}
-	c := podSpec[*v1.Pod]{cfg: &config{Options: syncloop.Options{Clock: testingclock.NewFakeClock(now)}, syncMetrics: m}}
+	c := podSpec[*v1.Pod]{cfg: &config{clock: testingclock.NewFakeClock(now), syncMetrics: m}}
 	young := agedPod("young", now, 2*time.Second, true)
 	mid := agedPod("mid", now, 3*time.Second, true)
 	old := agedPod("old", now, 8*time.Second, true)
@@ -96,7 +95,7 @@ func TestDeletionAgeRatio(t *testing.T) {
 func TestDeletionAgeRatioNeverDividesByZero(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m := &recordingMetrics{}
-	c := podSpec[*v1.Pod]{cfg: &config{Options: syncloop.Options{Clock: testingclock.NewFakeClock(now)}, syncMetrics: m}}
+	c := podSpec[*v1.Pod]{cfg: &config{clock: testingclock.NewFakeClock(now), syncMetrics: m}}
 	justNow := agedPod("now", now, 0, true)
 	older := agedPod("older", now, time.Second, true)
 	c.observeDeletionAgeRatio([]*v1.Pod{justNow, older}, []*v1.Pod{older})

@@ -1,22 +1,28 @@
 package podset
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
 )
 
 // TestOptionsPanicOnImpossibleValues: a value that can never be right is a
-// programmer error, reported at the With* call with the option's name.
+// programmer error, reported at the With* call with the option's name and
+// the package that defines it: the set core's shared options are
+// childset's.
 func TestOptionsPanicOnImpossibleValues(t *testing.T) {
 	for name, build := range map[string]func(){
 		"WithBurstReplicas":         func() { WithBurstReplicas(0) },
@@ -29,7 +35,8 @@ func TestOptionsPanicOnImpossibleValues(t *testing.T) {
 		"WithStaleCachePoll":        func() { WithStaleCachePoll(-time.Second) },
 		"WithUnreachableBackoffCap": func() { WithUnreachableBackoffCap(0) },
 	} {
-		assert.Contains(t, panicMessage(t, build), "podset: "+name+": ", name)
+		msg := panicMessage(t, build)
+		assert.True(t, strings.Contains(msg, "podset: "+name+": ") || strings.Contains(msg, "childset: "+name+": "), "%s: %s", name, msg)
 	}
 	assert.Panics(t, func() { WithWriteTimeout(-time.Second) })
 }
@@ -57,8 +64,7 @@ func TestOptionsNilMeansDefault(t *testing.T) {
 	} {
 		o(&cfg)
 	}
-	assert.Equal(t, clock.RealClock{}, cfg.Clock)
-	assert.Nil(t, cfg.Metrics)
+	assert.Equal(t, clock.RealClock{}, cfg.clock)
 	assert.Nil(t, cfg.podControl)
 	assert.Nil(t, cfg.onScaleDown)
 	assert.Nil(t, cfg.syncMetrics)
@@ -70,7 +76,7 @@ func TestOptionsNilMeansDefault(t *testing.T) {
 	assert.Equal(t, DefaultWriteTimeout, newConfig(nil).writeTimeout)
 
 	e := newEnv(t, nil, nil, WithWorkers(2))
-	assert.Equal(t, 2, e.c.cfg.Workers)
+	assert.Equal(t, 2, e.c.Workers())
 }
 
 // TestOptionsNilRecorderRecordsNone: WithEventRecorder(nil) records no
@@ -87,21 +93,46 @@ func TestOptionsNilRecorderRecordsNone(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	own := build(WithEventSource("rs-controller"))
-	assert.NotNil(t, own.broadcaster, "no option: New's own broadcaster")
-	none := build(WithEventRecorder(nil))
-	assert.Nil(t, none.broadcaster, "nil: no broadcaster")
-	assert.Equal(t, noEvents{}, none.cfg.recorder, "nil: no events")
-
-	// NewReconciler, which panics without the option, takes nil.
+	// Without the option, Run records on New's own broadcaster, through
+	// the client: a refused spec's Warning reaches the API.
+	rs := newRS("foobar", 1, fooBar)
+	rs.Spec.Template.Labels = map[string]string{"foo": "baz"}
 	_, ctx := ktesting.NewTestContext(t)
-	client := fake.NewSimpleClientset()
+	ctx, cancel := context.WithCancel(ctx)
+	client := fake.NewSimpleClientset(rs)
 	f := informers.NewSharedInformerFactory(client, 0)
 	rsInf := f.Apps().V1().ReplicaSets().Informer()
 	kind := Kind[*appsv1.ReplicaSet](rsKind{client: client, indexer: rsInf.GetIndexer()})
-	r, err := NewReconciler(ctx, f.Core().V1().Pods(), rsInf, kind, WithPodControl(&podcontrol.FakePodControl{}), WithEventRecorder(nil))
+	own, err := New(ctx, client, f.Core().V1().Pods(), rsInf, kind, WithPodControl(&podcontrol.FakePodControl{}),
+		WithEventSource("rs-controller"), WithReadYourWrites(nil))
 	require.NoError(t, err)
-	assert.Equal(t, noEvents{}, r.cfg.recorder)
+	f.Start(ctx.Done())
+	done := make(chan error, 1)
+	go func() { done <- own.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done); f.Shutdown() }()
+	require.Eventually(t, func() bool {
+		events, err := client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		for _, ev := range events.Items {
+			if ev.Source.Component == "rs-controller" && ev.Reason == childset.ReasonSelectorMismatch {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 5*time.Millisecond, "the refusal is recorded by New's own broadcaster")
+
+	// nil records none, in New and in NewReconciler (which panics without
+	// the option).
+	cfg := newConfig([]Option{WithEventRecorder(nil)})
+	assert.True(t, cfg.recorderSet)
+	assert.Equal(t, noEvents{}, cfg.recorder)
+	build(WithEventRecorder(nil))
+	_, rctx := ktesting.NewTestContext(t)
+	rf := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
+	rrsInf := rf.Apps().V1().ReplicaSets().Informer()
+	rkind := Kind[*appsv1.ReplicaSet](rsKind{indexer: rrsInf.GetIndexer()})
+	_, err = NewReconciler(rctx, rf.Core().V1().Pods(), rrsInf, rkind, WithPodControl(&podcontrol.FakePodControl{}), WithEventRecorder(nil))
+	require.NoError(t, err)
 }
 
 func TestNewCorePanicsOnANilRead(t *testing.T) {

@@ -47,6 +47,8 @@ var (
 	_ childset.TraitSpec[*v1.ReplicationController, *v1.Pod]       = podSpec[*v1.ReplicationController]{}
 	_ childset.ChildStatusSpec[*v1.ReplicationController, *v1.Pod] = podSpec[*v1.ReplicationController]{}
 	_ childset.VictimSpec[*v1.ReplicationController, *v1.Pod]      = podSpec[*v1.ReplicationController]{}
+	_ childset.OwnerForgetter                                      = podSpec[*v1.ReplicationController]{}
+	_ childset.DeletionGateSpec[*v1.ReplicationController]         = podSpec[*v1.ReplicationController]{}
 )
 
 func (s podSpec[O]) Get(namespace, name string) (O, error) { return s.kind.Get(namespace, name) }
@@ -85,6 +87,24 @@ func (s podSpec[O]) NewChild(owner O) (*v1.Pod, error) {
 		built.pod = pod
 	}
 	return built.pod, nil
+}
+
+// DeletionGate is the Kind's, when it is a childset.DeletionGateSpec: pods
+// are held before deletion as any child is. The pods a gate holds are the
+// ranking's victims of each sync, so a held scale-in may mark a pod more
+// than it deletes when the ranking changes meanwhile.
+func (s podSpec[O]) DeletionGate(owner O) childset.DeletionGate {
+	if g, ok := s.kind.(childset.DeletionGateSpec[O]); ok {
+		return g.DeletionGate(owner)
+	}
+	return childset.DeletionGate{}
+}
+
+// ForgetOwner drops what the pod parts keep for a deleted owner: its
+// ranking memo and its built pod.
+func (s podSpec[O]) ForgetOwner(key string) {
+	s.rankings.Drop(key)
+	s.built.Drop(key)
 }
 
 // builtPod is the pod NewChild built from an owner's template.

@@ -37,20 +37,6 @@ func informerReads[O childset.Object](pods, owners cache.Indexer) Reads[O] {
 			})
 			return out, err
 		},
-		Owners: func(namespace string) ([]O, error) {
-			objs, err := owners.ByIndex(cache.NamespaceIndex, namespace)
-			if err != nil {
-				// No namespace index on this informer: scan it all.
-				objs = owners.List()
-			}
-			out := make([]O, 0, len(objs))
-			for _, obj := range objs {
-				// Anything but an owner (a nil one included) is passed over.
-				if o, ok := obj.(O); ok && any(o) != any(*new(O)) && o.GetNamespace() == namespace {
-					out = append(out, o)
-				}
-			}
-			return out, nil
-		},
+		Owners: childset.IndexerOwners[O](owners),
 	}
 }

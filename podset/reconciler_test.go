@@ -53,5 +53,5 @@ func TestNewReconcilerBuildsTheCoreAlone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, res.RequeueAfter, "creations are expected until observed, with no deadline to meet yet")
 	assert.Len(t, pc.Templates, 2, "the core creates the missing pods itself")
-	assert.Equal(t, []string{"default/rs"}, r.ObservePodAdd(newPod("p", rs, "Running", map[string]string{"app": "a"}, true)))
+	assert.Equal(t, []string{"default/rs"}, r.ObserveAdd(newPod("p", rs, "Running", map[string]string{"app": "a"}, true)))
 }

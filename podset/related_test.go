@@ -124,7 +124,8 @@ func TestScaleDownWithoutNamespaceIndex(t *testing.T) {
 				require.NoError(t, podInf.GetIndexer().Add(p))
 			}
 
-			require.NoError(t, c.Sync(ctx, s.rs.Namespace+"/"+s.rs.Name))
+			_, err = c.Reconcile(ctx, s.rs.Namespace+"/"+s.rs.Name)
+			require.NoError(t, err)
 			assert.Equal(t, []string{want}, pc.DeletePodName)
 		})
 	}

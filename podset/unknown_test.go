@@ -82,18 +82,21 @@ func (e *simEnv) catchUp() {
 		live[pod.Name] = true
 		if _, ok, _ := store.Get(pod); !ok {
 			require.NoError(e.t, store.Add(pod))
-			e.c.OnPodAdd(pod)
+			e.c.ObserveAdd(pod)
 		}
 	}
 	for _, obj := range store.List() {
 		if pod := obj.(*v1.Pod); !live[pod.Name] {
 			require.NoError(e.t, store.Delete(pod))
-			e.c.OnPodDelete(pod)
+			e.c.ObserveDelete(pod, false)
 		}
 	}
 }
 
-func (e *simEnv) sync() error { return e.c.Sync(e.ctx, e.rs.Namespace+"/"+e.rs.Name) }
+func (e *simEnv) sync() error {
+	_, err := e.c.Reconcile(e.ctx, e.rs.Namespace+"/"+e.rs.Name)
+	return err
+}
 
 // A pod create the API server stored but answered with a 504 or a
 // ServerTimeout keeps its expectation, so syncs over a cache that has not

@@ -25,8 +25,9 @@ type ScaleDownDecision struct {
 	Chosen []*v1.Pod
 	// Reasons[i] explains why Chosen[i] went before the first pod kept. It is
 	// empty when every pod goes, as there is no choice to explain then. A
-	// pod chosen because the Kind named it (ScaleInKind) before an unnamed
-	// pod kept has Rule podranking.RuleNamed.
+	// pod chosen because the Kind named it (ScaleInKind), or a deletion
+	// gate marked it, before a pod kept that is neither has Rule
+	// podranking.RuleNamed.
 	Reasons []podranking.Decision
 }
 
@@ -36,7 +37,8 @@ type ScaleDownFunc func(ScaleDownDecision)
 // Victims chooses the n pods a scale-down deletes as upstream does: every
 // pod when n covers them all, otherwise by upstream's ranking, which
 // prefers pods on nodes that run many of the related owners' pods
-// (SiblingLister), and the pods a ScaleInKind names before any other.
+// (SiblingLister), and the pods a ScaleInKind names, or a deletion gate
+// marked, before any other.
 func (s podSpec[O]) Victims(owner O, active []*v1.Pod, _ []childset.Traits, n int) []*v1.Pod {
 	if n >= len(active) {
 		// Every pod goes: upstream does not sort then, and neither do we;
@@ -86,7 +88,7 @@ func (s podSpec[O]) rankingMemo(owner O) *podranking.Memo {
 // scale-down is always on, as in upstream v1.37, which removed its gate: a
 // v1.37 registry panics when asked about it, so it is never asked.
 func (s podSpec[O]) rankingOptions() []podranking.Option {
-	opts := []podranking.Option{podranking.WithClock(s.cfg.Clock)}
+	opts := []podranking.Option{podranking.WithClock(s.cfg.clock)}
 	if !s.cfg.gates(PodDeletionCost) {
 		opts = append(opts, podranking.WithoutDeletionCost())
 	}
@@ -137,27 +139,34 @@ func (s podSpec[O]) relatedPods(owner O) ([]*v1.Pod, error) {
 	return out, nil
 }
 
-// namedToDeleteFirst splits active into the pods the Kind names to delete
-// first and the others, each in input order. named is empty when the Kind
-// is no ScaleInKind or names no active pod.
+// namedToDeleteFirst splits active into the pods to delete first and the
+// others, each in input order: the pods the Kind names (ScaleInKind) and,
+// under a deletion gate, the pods already marked for deletion, so that a
+// scale-down the gate holds chooses them again rather than marking others
+// the ranking now puts first. named is empty when there are none.
 func (s podSpec[O]) namedToDeleteFirst(owner O, active []*v1.Pod) (named, others []*v1.Pod) {
-	if s.scaleIn == nil {
-		return nil, nil
+	var wanted map[string]bool
+	if s.scaleIn != nil {
+		names := s.scaleIn.ChildrenToDeleteFirst(owner)
+		wanted = make(map[string]bool, len(names))
+		for _, name := range names {
+			wanted[name] = true
+		}
 	}
-	names := s.scaleIn.ChildrenToDeleteFirst(owner)
-	if len(names) == 0 {
+	gated := s.DeletionGate(owner).Label != ""
+	if len(wanted) == 0 && !gated {
 		return nil, nil
-	}
-	wanted := make(map[string]bool, len(names))
-	for _, name := range names {
-		wanted[name] = true
 	}
 	for _, pod := range active {
-		if wanted[pod.Name] {
+		_, marked := pod.Annotations[childset.DeletionRequestedAnnotation]
+		if wanted[pod.Name] || (gated && marked) {
 			named = append(named, pod)
 		} else {
 			others = append(others, pod)
 		}
+	}
+	if len(named) == 0 {
+		return nil, nil
 	}
 	return named, others
 }
@@ -241,7 +250,7 @@ func (s podSpec[O]) observeDeletionAgeRatio(candidates, victims []*v1.Pod) {
 			youngest = t
 		}
 	}
-	now := s.cfg.Clock.Now()
+	now := s.cfg.clock.Now()
 	youngestAge := now.Sub(youngest)
 	if youngest.IsZero() || youngestAge <= 0 {
 		return

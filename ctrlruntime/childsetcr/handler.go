@@ -43,15 +43,13 @@ func (h *ChildHandler[O, C]) Create(_ context.Context, e event.CreateEvent, q Qu
 	}
 }
 
-// Update observes a change of child. Resyncs (the same resourceVersion)
-// are ignored.
+// Update observes a change of child (a resync changes nothing).
 func (h *ChildHandler[O, C]) Update(_ context.Context, e event.UpdateEvent, q Queue) {
 	old, ok1 := e.ObjectOld.(C)
 	cur, ok2 := e.ObjectNew.(C)
-	if !ok1 || !ok2 || old.GetResourceVersion() == cur.GetResourceVersion() {
-		return
+	if ok1 && ok2 {
+		enqueue(q, h.core.ObserveUpdate(old, cur), false)
 	}
-	enqueue(q, h.core.ObserveUpdate(old, cur), false)
 }
 
 // Delete observes a deletion; one the informer missed and found at a
@@ -97,8 +95,16 @@ func NewOwnerHandler[O, C client.Object](core *childset.Reconciler[O, C]) *Owner
 // Create does nothing.
 func (*OwnerHandler[O, C]) Create(context.Context, event.CreateEvent, Queue) {}
 
-// Update does nothing.
-func (*OwnerHandler[O, C]) Update(context.Context, event.UpdateEvent, Queue) {}
+// Update observes the deletion of the old owner when the informer missed
+// it, and a new owner of the same name replaced it (a changed UID); the
+// For handler enqueues the owner.
+func (h *OwnerHandler[O, C]) Update(_ context.Context, e event.UpdateEvent, _ Queue) {
+	old, ok1 := e.ObjectOld.(O)
+	cur, ok2 := e.ObjectNew.(O)
+	if ok1 && ok2 {
+		h.core.ObserveOwnerUpdate(old, cur)
+	}
+}
 
 // Delete forgets the owner's expectations. Expectations are bound to the
 // owner's UID, so a last state the informer saw before a relist

@@ -3,6 +3,7 @@ package childsetcr
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,8 @@ func TestLiveSpecReadsTheLiveReader(t *testing.T) {
 	live := cached.DeepCopy()
 	live.UID = "new"
 	spec := liveSpec[*appsv1.ReplicaSet, *corev1.Pod]{
-		cachedSpec[*appsv1.ReplicaSet, *corev1.Pod]{Spec: rsOnly{}, reader: fake.NewClientBuilder().WithObjects(cached).Build()},
+		cachedSpec[*appsv1.ReplicaSet, *corev1.Pod]{Spec: rsOnly{}, fields: getterFields[*appsv1.ReplicaSet]{rsOnly{}},
+			gvk: rsOnly{}.GroupVersionKind(), reader: fake.NewClientBuilder().WithObjects(cached).Build()},
 		fake.NewClientBuilder().WithObjects(live).Build(),
 	}
 	var _ childset.LiveReader[*appsv1.ReplicaSet] = spec
@@ -47,6 +49,14 @@ func TestLiveSpecReadsTheLiveReader(t *testing.T) {
 	assert.EqualValues(t, "new", got.UID)
 	_, err = spec.GetLive(context.Background(), "ns", "gone")
 	assert.True(t, apierrors.IsNotFound(err))
+}
+
+// mustComplete is completeSpec for a ReplicaSet's Spec.
+func mustComplete(t *testing.T, spec Spec[*appsv1.ReplicaSet, *corev1.Pod], cache, live client.Reader) childset.Spec[*appsv1.ReplicaSet, *corev1.Pod] {
+	t.Helper()
+	full, err := completeSpec(spec, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cache, live, nil)
+	require.NoError(t, err)
+	return full
 }
 
 type rsRolling struct{ rsOnly }
@@ -75,11 +85,11 @@ func (rsRollingWithHistory) StoredProgress(*appsv1.ReplicaSet) (status.ProgressC
 // collision count, and answers for a Spec without them as the core would.
 func TestCompleteSpecForwardsTheRolloutOptions(t *testing.T) {
 	reader := fake.NewClientBuilder().Build()
-	with := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRollingWithHistory{}, reader, nil, nil)
+	with := mustComplete(t, rsRollingWithHistory{}, reader, nil)
 	require.Implements(t, (*childset.HistoryLimitSpec[*appsv1.ReplicaSet])(nil), with)
 	assert.EqualValues(t, 3, with.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
 	assert.EqualValues(t, 2, *with.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
-	without := completeSpec[*appsv1.ReplicaSet, *corev1.Pod](rsRolling{}, reader, nil, nil)
+	without := mustComplete(t, rsRolling{}, reader, nil)
 	assert.EqualValues(t, childset.DefaultRevisionHistoryLimit, without.(childset.HistoryLimitSpec[*appsv1.ReplicaSet]).RevisionHistoryLimit(nil))
 	assert.Nil(t, without.(childset.CollisionCountSpec[*appsv1.ReplicaSet]).CollisionCount(nil))
 
@@ -110,13 +120,43 @@ func TestCompleteSpecForwardsTheNamesToDeleteFirst(t *testing.T) {
 			if live != nil {
 				liveReader = live.Build()
 			}
-			full := completeSpec(spec, reader, liveReader, nil)
+			full := mustComplete(t, spec, reader, liveReader)
 			require.Implements(t, (*childset.ScaleInSpec[*appsv1.ReplicaSet])(nil), full)
 			got := full.(childset.ScaleInSpec[*appsv1.ReplicaSet]).ChildrenToDeleteFirst(nil)
 			if _, names := spec.(childset.ScaleInSpec[*appsv1.ReplicaSet]); names {
 				assert.Equal(t, []string{"web-1"}, got)
 			} else {
 				assert.Nil(t, got)
+			}
+		}
+	}
+}
+
+type rsGated struct{ rsRolling }
+
+func (rsGated) DeletionGate(*appsv1.ReplicaSet) childset.DeletionGate {
+	return childset.DeletionGate{Label: "drain", Timeout: time.Minute}
+}
+func (rsGated) DeletionReleased(*appsv1.ReplicaSet, *corev1.Pod) bool { return true }
+
+// The host's wrappers, with or without a live reader, rolling or not, keep
+// a Spec's deletion gate and releaser, and answer for a Spec without them
+// as the core reads one: no gate, nothing released.
+func TestCompleteSpecForwardsTheDeletionGate(t *testing.T) {
+	reader := fake.NewClientBuilder().Build()
+	for _, spec := range []Spec[*appsv1.ReplicaSet, *corev1.Pod]{rsGated{}, rsRolling{}, rsOnly{}} {
+		for _, live := range []client.Reader{nil, fake.NewClientBuilder().Build()} {
+			full := mustComplete(t, spec, reader, live)
+			require.Implements(t, (*childset.DeletionGateSpec[*appsv1.ReplicaSet])(nil), full)
+			require.Implements(t, (*childset.DeletionReleaser[*appsv1.ReplicaSet, *corev1.Pod])(nil), full)
+			gate := full.(childset.DeletionGateSpec[*appsv1.ReplicaSet]).DeletionGate(nil)
+			released := full.(childset.DeletionReleaser[*appsv1.ReplicaSet, *corev1.Pod]).DeletionReleased(nil, nil)
+			if _, gated := spec.(rsGated); gated {
+				assert.Equal(t, childset.DeletionGate{Label: "drain", Timeout: time.Minute}, gate)
+				assert.True(t, released)
+			} else {
+				assert.Zero(t, gate)
+				assert.False(t, released)
 			}
 		}
 	}

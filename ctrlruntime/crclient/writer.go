@@ -21,7 +21,7 @@ type Writer[T client.Object] struct {
 	kind   reflect.Type // the struct T points to
 }
 
-var _ objectcontrol.Writer[*corev1.Pod] = (*Writer[*corev1.Pod])(nil)
+var _ objectcontrol.SubresourceWriter[*corev1.Pod] = (*Writer[*corev1.Pod])(nil)
 
 // NewWriter returns a Writer for objects of type T, a pointer to a typed
 // API struct (such as *corev1.Pod) registered in c's scheme. A nil client
@@ -73,6 +73,21 @@ func (w *Writer[T]) Delete(ctx context.Context, namespace, name string) error {
 func (w *Writer[T]) Patch(ctx context.Context, namespace, name string, patchType types.PatchType, data []byte) (T, error) {
 	obj := w.empty(namespace, name)
 	if err := w.client.Patch(ctx, obj, client.RawPatch(patchType, data)); err != nil {
+		var zero T
+		return zero, err
+	}
+	return obj, nil
+}
+
+// PatchSubresource sends data to the named object's subresource ("" for
+// the object itself, as Patch) and returns the object as patched: an
+// in-place update's write, such as a pod's "resize".
+func (w *Writer[T]) PatchSubresource(ctx context.Context, namespace, name, subresource string, patchType types.PatchType, data []byte) (T, error) {
+	if subresource == "" {
+		return w.Patch(ctx, namespace, name, patchType, data)
+	}
+	obj := w.empty(namespace, name)
+	if err := w.client.SubResource(subresource).Patch(ctx, obj, client.RawPatch(patchType, data)); err != nil {
 		var zero T
 		return zero, err
 	}

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ctrlkit/ctrlkit/consistency"
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 	"github.com/ctrlkit/ctrlkit/examples/podgroup"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podcontrol"
@@ -142,7 +143,7 @@ func podGroupRig(t *testing.T, ctx context.Context, group *unstructured.Unstruct
 		append([]podset.Option{podset.WithEventRecorder(record.NewFakeRecorder(100)),
 			podset.WithPodWriter(podcontrol.ClientsetWriter(cluster.Client()))}, opts...)...)
 	require.NoError(t, err)
-	c := &Controller[*unstructured.Unstructured]{name: "podgroup", core: core, hasSynced: []toolscache.InformerSynced{podInf.HasSynced, groupInf.HasSynced}}
+	c := &Controller[*unstructured.Unstructured]{Reconciler: childsetcr.NewReconciler(core), name: "podgroup", hasSynced: []toolscache.InformerSynced{podInf.HasSynced, groupInf.HasSynced}}
 	pods.Start(ctx.Done())
 	groups.Start(ctx.Done())
 	t.Cleanup(func() { pods.Shutdown(); groups.Shutdown() })
@@ -168,7 +169,7 @@ func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
 	list, err := cluster.Client().CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, list.Items, 3, "three pods for a PodGroup of three")
-	pending, ok := c.core.Expectations().Pending(expectations.OwnerKeyFor(group))
+	pending, ok := c.Core().Expectations().Pending(expectations.OwnerKeyFor(group))
 	require.True(t, ok)
 	assert.EqualValues(t, 3, pending.Adds, "three creations expected")
 	res, err = c.Reconcile(ctx, req)
@@ -182,7 +183,7 @@ func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
 	require.Eventually(t, func() bool { return len(podCache.List()) == 3 }, 10*time.Second, time.Millisecond)
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
-	h := PodHandler[*unstructured.Unstructured]{c.core}
+	h := childsetcr.NewChildHandler(c.Core())
 	for i := range list.Items {
 		h.Create(ctx, event.TypedCreateEvent[client.Object]{Object: &list.Items[i]}, q)
 	}
@@ -197,8 +198,10 @@ func TestReconcilerRunsPodsetOnTheCacheInformers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, list.Items, 3, "never a pod more")
 
-	OwnerHandler[*unstructured.Unstructured]{c.core}.Delete(ctx, event.TypedDeleteEvent[client.Object]{Object: group, DeleteStateUnknown: true}, q)
-	assert.Equal(t, 1, q.Len(), "a deleted owner is queued so its sync sees it gone")
+	require.NoError(t, c.Core().Expectations().ExpectCreations(expectations.OwnerKeyFor(group), 1))
+	childsetcr.NewOwnerHandler(c.Core()).Delete(ctx, event.TypedDeleteEvent[client.Object]{Object: group, DeleteStateUnknown: true}, q)
+	_, pendingAfter := c.Core().Expectations().Pending(expectations.OwnerKeyFor(group))
+	assert.False(t, pendingAfter, "a deleted owner's expectations are forgotten")
 }
 
 // An owner held by the read-your-writes guard is polled, not failed: here
@@ -216,10 +219,10 @@ func TestReconcilerPollsAStaleCache(t *testing.T) {
 	if _, versioned := store.(consistency.SyncedResourceVersioner); !versioned {
 		// client-go before v0.36: stores report no version, there is no
 		// guard, and the sync runs as upstream's did before the guard.
-		assert.NotEqual(t, c.core.StaleCachePoll(), res.RequeueAfter)
+		assert.NotEqual(t, c.Core().StaleCachePoll(), res.RequeueAfter)
 		return
 	}
-	assert.Equal(t, c.core.StaleCachePoll(), res.RequeueAfter)
+	assert.Equal(t, c.Core().StaleCachePoll(), res.RequeueAfter)
 }
 
 // wrappingCache hands out its informers wrapped, as a multi-namespace cache

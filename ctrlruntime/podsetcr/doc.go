@@ -16,8 +16,9 @@
 // SetupWithManager builds podset's core alone (podset.NewReconciler: no queue, no
 // workers, no handlers of podset's own) and registers it with
 // controller-runtime's builder as a plain reconcile.Reconciler (Controller), watching owners and pods through
-// OwnerHandler and PodHandler, which feed podset's expectations from the
-// events (podset's Observe methods) and queue the owners. The manager then
+// the set core's handlers (childsetcr.NewChildHandler, NewOwnerHandler),
+// which feed podset's expectations from the events (the core's Observe
+// methods) and queue the owners. The manager then
 // runs it as any controller: under its leader election, on its queue (the
 // priority queue when enabled), with its warm-up, reconcile timeouts and
 // standard workqueue metrics. The pod and owner informers are the manager

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -49,7 +48,7 @@ func (p podInformer) Lister() corelisters.PodLister {
 // that hands out no client-go informers: podset.NewCore's reads. The pods
 // are listed by controller through childsetcr's field index, which it
 // registers.
-func cacheReads[O client.Object](ctx context.Context, mgr manager.Manager, owner O, gvk schema.GroupVersionKind) (podset.Reads[O], error) {
+func cacheReads[O client.Object](ctx context.Context, mgr manager.Manager, gvk schema.GroupVersionKind) (podset.Reads[O], error) {
 	if err := childsetcr.AddControllerIndex[*corev1.Pod](ctx, mgr.GetFieldIndexer()); err != nil {
 		return podset.Reads[O]{}, fmt.Errorf("podsetcr: indexing pods by controller: %w", err)
 	}
@@ -57,7 +56,7 @@ func cacheReads[O client.Object](ctx context.Context, mgr manager.Manager, owner
 	if err != nil {
 		return podset.Reads[O]{}, err
 	}
-	owners, err := ownerList(mgr.GetScheme(), owner, gvk)
+	owners, err := childsetcr.OwnerLister[O](mgr.GetCache(), mgr.GetScheme(), gvk)
 	if err != nil {
 		return podset.Reads[O]{}, err
 	}
@@ -78,22 +77,6 @@ func cacheReads[O client.Object](ctx context.Context, mgr manager.Manager, owner
 			}
 			return out, nil
 		},
-		Owners: func(namespace string) ([]O, error) {
-			list, _ := owners.DeepCopyObject().(client.ObjectList)
-			if err := cache.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
-				return nil, fmt.Errorf("podsetcr: listing %s: %w", gvk.Kind, err)
-			}
-			items, err := meta.ExtractList(list)
-			if err != nil {
-				return nil, fmt.Errorf("podsetcr: reading a %T: %w", list, err)
-			}
-			out := make([]O, 0, len(items))
-			for _, item := range items {
-				if o, ok := item.(O); ok {
-					out = append(out, o)
-				}
-			}
-			return out, nil
-		},
+		Owners: owners,
 	}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
@@ -70,6 +71,18 @@ func (k *Kind[O]) ChildrenToDeleteFirst(owner O) []string {
 }
 
 var _ podset.ScaleInKind[*unstructured.Unstructured] = (*Kind[*unstructured.Unstructured])(nil)
+
+// DeletionGate forwards to the Describer when it is a
+// childset.DeletionGateSpec; otherwise it has no Label, and podset deletes
+// pods at once, as for a Kind without it.
+func (k *Kind[O]) DeletionGate(owner O) childset.DeletionGate {
+	if g, ok := k.Describer.(childset.DeletionGateSpec[O]); ok {
+		return g.DeletionGate(owner)
+	}
+	return childset.DeletionGate{}
+}
+
+var _ childset.DeletionGateSpec[*unstructured.Unstructured] = (*Kind[*unstructured.Unstructured])(nil)
 
 // emptyObject returns an empty O of kind gvk, with its kind set so that
 // controller-runtime can route reads of unstructured objects.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/examples/podgroup"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
@@ -179,4 +181,24 @@ func TestKindForwardsTheNamesToDeleteFirst(t *testing.T) {
 	plain, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, c, c, c, s)
 	require.NoError(t, err)
 	assert.Nil(t, plain.ChildrenToDeleteFirst(nil))
+}
+
+// gatedPodGroups is the podgroup describer with a deletion gate.
+type gatedPodGroups struct{ podgroup.Kind }
+
+func (gatedPodGroups) DeletionGate(*unstructured.Unstructured) childset.DeletionGate {
+	return childset.DeletionGate{Label: "drain", Timeout: time.Minute}
+}
+
+// Kind forwards a describer's deletion gate, and has none for a describer
+// without it, which podset syncs as a Kind without it.
+func TestKindForwardsTheDeletionGate(t *testing.T) {
+	s := newScheme(t)
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	gated, err := NewKind[*unstructured.Unstructured](gatedPodGroups{}, c, c, c, s)
+	require.NoError(t, err)
+	assert.Equal(t, childset.DeletionGate{Label: "drain", Timeout: time.Minute}, gated.DeletionGate(nil))
+	plain, err := NewKind[*unstructured.Unstructured](podgroup.Kind{}, c, c, c, s)
+	require.NoError(t, err)
+	assert.Zero(t, plain.DeletionGate(nil))
 }

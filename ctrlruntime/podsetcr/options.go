@@ -6,20 +6,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 	"github.com/ctrlkit/ctrlkit/podset"
 )
 
-// Option configures SetupWithManager, as childsetcr's options configure
-// its SetupWithManager. A nil Option is ignored.
+// Option configures SetupWithManager. The options about the controller in
+// the manager are childsetcr's, handed to childsetcr.Register as given;
+// the others are about pods. A nil Option is ignored.
 type Option func(*config)
 
 type config struct {
-	name        string
-	ctrlOptions controller.Options
-	podset      []podset.Option
-	sharding    *shardcr.Sharding
-	kind        any // a podset.Kind[O] for SetupWithManager's O
+	host     []childsetcr.Option
+	name     string
+	sharding *shardcr.Sharding
+	podset   []podset.Option
+	kind     any // a podset.Kind[O] for SetupWithManager's O
 }
 
 func newConfig(opts []Option) config {
@@ -32,19 +34,26 @@ func newConfig(opts []Option) config {
 	return cfg
 }
 
-// WithName names the controller: its work queue's name in the workqueue
-// metrics, the source of its events, and the name controller-runtime
-// checks for uniqueness. The default is the owner kind in lower case, as
-// controller-runtime's builder names controllers.
+func host(o childsetcr.Option) Option { return func(c *config) { c.host = append(c.host, o) } }
+
+// WithName is childsetcr.WithName; the name is also the source of the
+// controller's events.
 func WithName(name string) Option {
-	return func(c *config) { c.name = name }
+	set := host(childsetcr.WithName(name))
+	return func(c *config) { c.name = name; set(c) }
 }
 
-// WithControllerOptions passes options to controller-runtime's controller:
-// concurrency, rate limiter, reconcile timeout, priority queue, warm-up. A
-// zero MaxConcurrentReconciles takes podset.WithWorkers.
+// WithControllerOptions is childsetcr.WithControllerOptions; a zero
+// MaxConcurrentReconciles takes podset.WithWorkers.
 func WithControllerOptions(opts controller.Options) Option {
-	return func(c *config) { c.ctrlOptions = opts }
+	return host(childsetcr.WithControllerOptions(opts))
+}
+
+// WithSharding is childsetcr.WithSharding. Pods are not pinned to the
+// fenced owner (see shardcr's Pins): their reads are the kind's own.
+func WithSharding(s *shardcr.Sharding) Option {
+	set := host(childsetcr.WithSharding(s))
+	return func(c *config) { c.sharding = s; set(c) }
 }
 
 // WithPodSetOptions passes options to the core (workers, burst, feature
@@ -64,20 +73,6 @@ func WithPodSetOptions(opts ...podset.Option) Option {
 // written another way; its owner type must be SetupWithManager's O.
 func WithKind[O client.Object](k podset.Kind[O]) Option {
 	return func(c *config) { c.kind = k }
-}
-
-// WithSharding makes the controller work only on the owners this replica
-// holds in s's ring (see shardcr): owner and pod events of owners held
-// elsewhere are dropped, each reconcile is fenced by the share's Guard and
-// skipped for an owner held elsewhere, and when the share changes the
-// owners now held are enqueued and the others' expectations forgotten.
-// Run the ring's shardcr.Member in the same manager. Pods are not pinned
-// to the fenced owner (see shardcr's Pins): their reads are the kind's
-// own. The controller runs on every replica, leader or not
-// (controller.Options.NeedLeaderElection false), unless
-// WithControllerOptions sets NeedLeaderElection. nil means not sharded.
-func WithSharding(s *shardcr.Sharding) Option {
-	return func(c *config) { c.sharding = s }
 }
 
 // kindOf is WithKind's Kind, nil when none was given.

@@ -7,17 +7,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/crclient"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/shardcr"
 	"github.com/ctrlkit/ctrlkit/podset"
@@ -27,7 +22,8 @@ import (
 // mgr: it checks the description, builds podset's core over the manager's
 // cache and registers it with controller-runtime's builder as a plain
 // reconcile.Reconciler (Controller), watching the owners and the pods
-// through PodHandler and OwnerHandler. It contacts no API server. O is the
+// through the set core's handlers (childsetcr.NewChildHandler and
+// NewOwnerHandler). It contacts no API server. O is the
 // owner's Go type: a pointer to a generated type registered in the
 // manager's scheme, or *unstructured.Unstructured. d may be nil when
 // WithKind gives the Kind. A nil mgr panics.
@@ -95,7 +91,7 @@ func SetupWithManager[O client.Object](mgr manager.Manager, d Describer[O], opts
 		podset.WithPodWriter(crclient.NewWriter[*corev1.Pod](mgr.GetClient())),
 	}, b.podset...)
 	// controller-runtime runs the queue, the workers and the handlers
-	// (PodHandler, OwnerHandler): the core alone is built.
+	// (childsetcr's): the core alone is built.
 	coreCtx := klog.NewContext(ctx, mgr.GetLogger().WithValues("controller", name))
 	var core *podset.Reconciler[O]
 	if sharedOwners != nil && sharedPods != nil {
@@ -105,7 +101,7 @@ func SetupWithManager[O client.Object](mgr manager.Manager, d Describer[O], opts
 	} else {
 		// A cache restricted to namespaces: read through it.
 		var reads podset.Reads[O]
-		if reads, err = cacheReads(ctx, mgr, owner, gvk); err != nil {
+		if reads, err = cacheReads[O](ctx, mgr, gvk); err != nil {
 			return nil, err
 		}
 		core, err = podset.NewCore(coreCtx, reads, kind, popts...)
@@ -113,62 +109,9 @@ func SetupWithManager[O client.Object](mgr manager.Manager, d Describer[O], opts
 	if err != nil {
 		return nil, fmt.Errorf("podsetcr: controller %s: %w", name, err)
 	}
-	c := &Controller[O]{name: name, core: core, hasSynced: []toolscache.InformerSynced{ownerInf.HasSynced, podInf.HasSynced}}
-	copts := b.ctrlOptions
-	if copts.MaxConcurrentReconciles == 0 {
-		copts.MaxConcurrentReconciles = core.Workers()
-	}
-	var ownerOpts, podOpts []builder.WatchesOption
-	var registered reconcile.Reconciler = c
-	// release forgets the expectations of an owner this replica gave up.
-	release := func(o client.Object) { core.ObserveOwnerDelete(o) }
-	if s := b.sharding; s != nil {
-		// Every replica runs a sharded controller, leader or not, unless
-		// the caller said otherwise.
-		if copts.NeedLeaderElection == nil {
-			copts.NeedLeaderElection = ptr.To(false)
-		}
-		ownerOpts = append(ownerOpts, builder.WithPredicates(s.OwnerPredicate()))
-		podOpts = append(podOpts, builder.WithPredicates(s.ChildPredicate()))
-		newOwner := func() client.Object { return owner.DeepCopyObject().(client.Object) } //nolint:forcetypeassert // a copy has the type of its original
-		registered = shardcr.NewReconciler(c, s, mgr.GetCache(), newOwner, pins, release)
-	}
-	cb := builder.ControllerManagedBy(mgr).
-		Named(name).
-		Watches(owner, OwnerHandler[O]{core}, ownerOpts...).
-		Watches(&corev1.Pod{}, PodHandler[O]{core}, podOpts...).
-		WithOptions(copts)
-	if s := b.sharding; s != nil {
-		owners, err := ownerList(mgr.GetScheme(), owner, gvk)
-		if err != nil {
-			return nil, err
-		}
-		cb = cb.WatchesRawSource(shardcr.NewResync(s, mgr.GetCache(), owners, release))
-	}
-	err = cb.Complete(registered)
+	r, err := childsetcr.Register(mgr, core, pins, b.host...)
 	if err != nil {
 		return nil, fmt.Errorf("podsetcr: registering controller %s: %w", name, err)
 	}
-	return c, nil
-}
-
-// ownerList returns an empty list of owner's kind gvk, to list owners from
-// the cache: unstructured for an unstructured owner, so that the list reads
-// the informer the controller's watches use.
-func ownerList(scheme *runtime.Scheme, owner client.Object, gvk schema.GroupVersionKind) (client.ObjectList, error) {
-	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-	if _, ok := owner.(*unstructured.Unstructured); ok {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(listGVK)
-		return list, nil
-	}
-	obj, err := scheme.New(listGVK)
-	if err != nil {
-		return nil, fmt.Errorf("podsetcr: the list kind of %s: %w", gvk, err)
-	}
-	list, ok := obj.(client.ObjectList)
-	if !ok {
-		return nil, fmt.Errorf("podsetcr: %s is a %T, not a list", listGVK, obj)
-	}
-	return list, nil
+	return &Controller[O]{Reconciler: r, name: name, hasSynced: []toolscache.InformerSynced{ownerInf.HasSynced, podInf.HasSynced}}, nil
 }

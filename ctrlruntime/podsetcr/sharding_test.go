@@ -3,7 +3,6 @@ package podsetcr
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,16 +26,4 @@ func TestCompleteWithSharding(t *testing.T) {
 	_, err = SetupWithManager[*appsv1.ReplicaSet](newManager(t, s), replicaSetDescriber{}, WithName("sharded-rs"), WithSharding(sharding))
 	require.NoError(t, err)
 
-	group, err := emptyObject[*unstructured.Unstructured](s, podgroup.Kind{}.GroupVersionKind())
-	require.NoError(t, err)
-	list, err := ownerList(s, group, podgroup.Kind{}.GroupVersionKind())
-	require.NoError(t, err)
-	require.IsType(t, &unstructured.UnstructuredList{}, list)
-	assert.Equal(t, podgroup.Kind{}.GroupVersionKind().Kind+"List", list.GetObjectKind().GroupVersionKind().Kind)
-
-	rs, err := emptyObject[*appsv1.ReplicaSet](s, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
-	require.NoError(t, err)
-	list, err = ownerList(s, rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
-	require.NoError(t, err)
-	assert.IsType(t, &appsv1.ReplicaSetList{}, list)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
@@ -67,6 +69,39 @@ func (k *Kit) NewManager(opts manager.Options) (manager.Manager, error) {
 func StartManagerTest(tb testing.TB, mgr manager.Manager) context.Context {
 	tb.Helper()
 	return startForTest(tb, "StartManagerTest", "the manager", mgr.Start, mgr.GetCache().WaitForCacheSync)
+}
+
+// ManagerTest is New, NewManager and StartManagerTest in one call, for the
+// usual test of a controller on a lagging cache: it builds a kit over a
+// scheme of client-go's kinds and addToScheme's (nil: none more), with
+// opts applied after WithLogger(TestLogger(tb)), so a WithLogger of theirs
+// wins, and a manager over it; lets setup add the controllers under test;
+// and starts the manager for the test. It returns the kit, whose
+// HoldWatches makes the cache lag, and the context StartManagerTest
+// returns. An error of any step fails the test.
+func ManagerTest(tb testing.TB, addToScheme func(*runtime.Scheme) error, setup func(manager.Manager) error, opts ...Option) (*Kit, context.Context) {
+	tb.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		tb.Fatalf("simkit: ManagerTest: %v", err)
+	}
+	if addToScheme != nil {
+		if err := addToScheme(scheme); err != nil {
+			tb.Fatalf("simkit: ManagerTest: %v", err)
+		}
+	}
+	kit, err := New(scheme, append([]Option{WithLogger(TestLogger(tb))}, opts...)...)
+	if err != nil {
+		tb.Fatalf("simkit: ManagerTest: %v", err)
+	}
+	mgr, err := kit.NewManager(manager.Options{})
+	if err != nil {
+		tb.Fatalf("simkit: ManagerTest: %v", err)
+	}
+	if err := setup(mgr); err != nil {
+		tb.Fatalf("simkit: ManagerTest: setting up: %v", err)
+	}
+	return kit, StartManagerTest(tb, mgr)
 }
 
 // kitManager is a manager whose API reader and event recorders are the

@@ -35,7 +35,7 @@ import (
 
 // upstreamSyncReplicaSet is upstream's (*ReplicaSetController).syncReplicaSet,
 // the function its workers call for each queue key. Calling it directly
-// times the sync itself, as ctrlkit's exported Sync is timed, without either
+// times the sync itself, as ctrlkit's Reconcile is timed, without either
 // side's work queue in the figure. Go 1.26's linker accepts this pull
 // linkname (the restriction on unmarked targets covers only the standard
 // library), so no -ldflags=-checklinkname=0 is needed.
@@ -189,7 +189,7 @@ func newSyncRig(tb testing.TB, ctx context.Context, impl string, rss []*appsv1.R
 		if err != nil {
 			tb.Fatal(err)
 		}
-		rig.sync = c.Sync
+		rig.sync = func(ctx context.Context, key string) error { _, err := c.Reconcile(ctx, key); return err }
 		rig.forget = func(rs *appsv1.ReplicaSet) { c.Expectations().DeleteExpectations(expectations.OwnerKeyFor(rs)) }
 	default:
 		tb.Fatalf("unknown impl %q", impl)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/examples/gang"
@@ -32,10 +33,17 @@ func TestPodSetRollingUpdate(t *testing.T) {
 // interchangeable mode, with rolling updates, on the controller's clients.
 func (s *scenario) runRollingPodSet() *warningRecorder {
 	s.t.Helper()
-	ctx, cancel := context.WithCancel(s.ctx)
 	dyn, err := dynamic.NewForConfig(s.ctrlConfig)
 	require.NoError(s.t, err)
-	typed := informers.NewSharedInformerFactoryWithOptions(s.ctrlClient, 0, informers.WithNamespace(s.ns))
+	return s.runGangPodSet(s.ctrlClient, dyn)
+}
+
+// runGangPodSet starts childset over the Gang's adapters on client and dyn,
+// and returns its Warnings.
+func (s *scenario) runGangPodSet(client kubernetes.Interface, dyn dynamic.Interface) *warningRecorder {
+	s.t.Helper()
+	ctx, cancel := context.WithCancel(s.ctx)
+	typed := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(s.ns))
 	owners := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, s.ns, nil)
 	ownerInformer := owners.ForResource(gang.Resource).Informer()
 	podInformer := typed.Core().V1().Pods().Informer()
@@ -43,12 +51,12 @@ func (s *scenario) runRollingPodSet() *warningRecorder {
 	revisions.Informer()
 	rec := &warningRecorder{}
 	writer := objectcontrol.New("pod", objectcontrol.TypedWriter(func(ns string) objectcontrol.TypedClient[*corev1.Pod] {
-		return s.ctrlClient.CoreV1().Pods(ns)
+		return client.CoreV1().Pods(ns)
 	}), rec, types.StrategicMergePatchType)
 	c, err := childset.New(ownerInformer, podInformer,
 		gang.NewRollingGangs(gang.Gangs{Indexer: ownerInformer.GetIndexer()}, dyn),
 		gang.Pods{Lister: childset.IndexerLister[*corev1.Pod](podInformer.GetIndexer())}, writer,
-		childset.WithEventRecorder(rec), childset.WithRevisions(history.NewHistory(s.ctrlClient, revisions.Lister())))
+		childset.WithEventRecorder(rec), childset.WithRevisions(history.NewHistory(client, revisions.Lister())))
 	if err != nil {
 		cancel()
 		s.t.Fatalf("construct the pod set controller: %v", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,6 +89,17 @@ func (Gangs) NewChild(gang *unstructured.Unstructured) (*v1.Pod, error) {
 	pod := &v1.Pod{Spec: template.Spec}
 	pod.Labels, pod.Annotations = lbls, template.Annotations
 	return pod, nil
+}
+
+// DeletionGate reads spec.lifecycle.preDelete: a label (none: no gate) and
+// timeoutSeconds (absent or 0: childset's default), which the CRD's schema
+// types. A pod to delete is marked with the label and kept, its index
+// held, until whatever hands its work over clears it, or the timeout
+// passes.
+func (Gangs) DeletionGate(gang *unstructured.Unstructured) childset.DeletionGate {
+	label, _, _ := unstructured.NestedString(gang.Object, "spec", "lifecycle", "preDelete", "label")
+	seconds, _, _ := unstructured.NestedInt64(gang.Object, "spec", "lifecycle", "preDelete", "timeoutSeconds")
+	return childset.DeletionGate{Label: label, Timeout: time.Duration(seconds) * time.Second}
 }
 
 // Pods is childset's child adapter for the pods: the listing is

@@ -13,8 +13,8 @@
 // controller adds; an orphan pod carrying it is adopted.
 //
 // The user code is adapter.go: Gangs (childset.Spec) and Pods
-// (childset.Kind), 52 lines without comments and blank lines (a test
-// recounts them). spec.replicas absent or null means 1; a negative,
+// (childset.Kind), 57 lines without comments and blank lines (a test
+// recounts them), of which the pre-delete gate is 5. spec.replicas absent or null means 1; a negative,
 // fractional or non-numeric value, or a missing template, is refused with
 // a Warning event (TemplateInvalid) and nothing is written.
 //
@@ -38,9 +38,29 @@
 // merge-patched through the status subresource when it changes. Malformed
 // rollout fields are refused like a malformed spec.replicas.
 //
+// With rolling updates, spec.strategy.type chooses how a pod moves to a
+// changed template: Recreate (the default) replaces it at its index;
+// InPlaceIfPossible updates it where it stands, keeping its name and UID,
+// when podset.InPlace can (images, labels and annotations patched, CPU
+// and memory resized), and replaces it otherwise; InPlaceOnly updates it
+// in place or leaves it at its revision, with a Warning event
+// (InPlaceUpdateRefused). A pod updated in place counts as unavailable,
+// within maxUnavailable, until its containers run the new images, ready.
+// That is inplace.go, 8 lines without comments and blank lines for
+// in-place updates (a test recounts them).
+//
 // With rolling updates the controller also needs, in RBAC terms, list,
 // watch, create, update, patch and delete on controllerrevisions (apps)
 // and patch on gangs/status.
+//
+// spec.lifecycle.preDelete (label, timeoutSeconds) is a pre-delete gate
+// (Gangs.DeletionGate, a childset.DeletionGateSpec): each pod the Gang
+// would delete, for a scale-in or a replacement, is marked with the label,
+// set to "pending", and deleted only once whatever hands its work over
+// changes or removes the label, or the timeout passes (ten minutes when
+// absent or 0), with a Warning event (DeletionGateTimeout); its index
+// stays held meanwhile. The label must be a valid label key, or marking
+// fails.
 //
 // Use it as
 //

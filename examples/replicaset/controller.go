@@ -9,7 +9,9 @@ import (
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/expectations"
 	"github.com/ctrlkit/ctrlkit/podset"
 	"github.com/ctrlkit/ctrlkit/workqueue"
@@ -18,27 +20,27 @@ import (
 // Controller keeps the pods of ReplicaSets (NewReplicaSetController) or of
 // ReplicationControllers (NewReplicationManager) at their desired count: a
 // podset.Controller over the kind's adapter. Both constructors return this
-// one type, which has every method of podset.Controller.
+// one type, which has the driver's methods and the core's pod-side ones.
 type Controller struct {
 	engine
 }
 
-// engine is the method set of podset.Controller[O], free of O, so that one
-// Controller type serves both kinds.
+// engine is the method set of podset.Controller[O] free of O, so that one
+// Controller type serves both kinds: the driver's and the core's pod-side
+// methods.
 type engine interface {
 	Run(ctx context.Context) error
 	Drain()
-	Sync(ctx context.Context, key string) error
-	ProcessNextWorkItem(ctx context.Context) bool
 	HasSynced() bool
 	Queue() workqueue.RateLimitingInterface[string]
+	ProcessNextWorkItem(ctx context.Context) bool
+	Reconcile(ctx context.Context, key string) (childset.Result, error)
 	Expectations() *expectations.UIDTrackingControllerExpectations
-	OnOwnerAdd(obj any)
-	OnOwnerUpdate(oldObj, curObj any)
-	OnOwnerDelete(obj any)
-	OnPodAdd(obj any)
-	OnPodUpdate(oldObj, curObj any)
-	OnPodDelete(obj any)
+	ObserveAdd(pod *v1.Pod) []string
+	ObserveUpdate(old, cur *v1.Pod) []string
+	ObserveDelete(pod *v1.Pod, finalStateUnknown bool) []string
+	OwnerEventHandler() cache.ResourceEventHandler
+	ChildEventHandler() cache.ResourceEventHandler
 }
 
 var (

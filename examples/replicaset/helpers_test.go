@@ -202,8 +202,14 @@ func (e *env) addPods(pods ...*v1.Pod) {
 	}
 }
 
+// sync reconciles o as a worker would, queueing it again when the Result
+// asks for it, and returns the error.
 func (e *env) sync(o metav1.Object) error {
-	return e.c.Sync(e.ctx, key(o))
+	res, err := e.c.Reconcile(e.ctx, key(o))
+	if res.RequeueAfter > 0 {
+		e.c.Queue().AddAfter(key(o), res.RequeueAfter)
+	}
+	return err
 }
 
 func (e *env) counts() (creates, deletes, patches int) { return e.pc.Counts() }

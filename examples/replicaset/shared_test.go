@@ -116,13 +116,13 @@ func TestSharedScenarios(t *testing.T) {
 			// Observing both creations, by the pods' controllerRef UID, opens it.
 			for _, p := range newPods(2, "p", o, k, v1.PodPending, fooBar, true) {
 				e.addPods(p)
-				e.c.OnPodAdd(p)
+				e.c.ChildEventHandler().OnAdd(p, false)
 			}
 			assert.True(t, e.c.Expectations().SatisfiedExpectations(e.expKey(o)))
 			// A pod whose ref names the same owner with another UID is not ours.
 			stale := newPod("stale", o, k, v1.PodPending, fooBar, true)
 			stale.OwnerReferences[0].UID = types.UID("someone-else")
-			e.c.OnPodAdd(stale)
+			e.c.ChildEventHandler().OnAdd(stale, false)
 			assert.Equal(t, []string{key(o)}, queued(e.c), "only the real creations wake the owner")
 		}},
 		{"failure condition uses the kind's condition type", func(t *testing.T, k testKind) {

@@ -76,7 +76,7 @@ func TestEmptySelectorAdoptsNothing(t *testing.T) {
 	require.NotNil(t, written)
 	assert.Equal(t, childset.ReasonSelectorInvalid, rsKind.failureReason(written))
 	// Orphans wake no owner with an empty selector.
-	e.c.OnPodAdd(newPod("another", rs, rsKind, v1.PodRunning, map[string]string{"app": "other"}, false))
+	e.c.ChildEventHandler().OnAdd(newPod("another", rs, rsKind, v1.PodRunning, map[string]string{"app": "other"}, false), false)
 	assert.Empty(t, queued(e.c))
 }
 

@@ -51,7 +51,7 @@ func TestDeleteFinalStateUnknown(t *testing.T) {
 		o := k.newOwner(1, fooBar)
 		e := newEnvWithOwner(t, k, o)
 		pod := newPod("pod", o, k, v1.PodRunning, fooBar, true)
-		e.c.OnPodDelete(cache.DeletedFinalStateUnknown{Key: "default/pod", Obj: pod})
+		e.c.ChildEventHandler().OnDelete(cache.DeletedFinalStateUnknown{Key: "default/pod", Obj: pod})
 		assert.Equal(t, []string{key(o)}, queued(e.c))
 	})
 }
@@ -183,11 +183,11 @@ func runBurst(t *testing.T, k testKind, burst, replicas int) {
 					pods = append(pods, pod)
 					e.addPods(pod)
 					if i < want-1 {
-						e.c.OnPodAdd(pod)
+						e.c.ChildEventHandler().OnAdd(pod, false)
 					}
 				}
 				e.requireAsleep(o, 1, 0)
-				e.c.OnPodAdd(pods[len(pods)-1])
+				e.c.ChildEventHandler().OnAdd(pods[len(pods)-1], false)
 			} else {
 				want := min(len(pods)-target, burst)
 				require.Equal(t, want, d, "deletes capped at burst")
@@ -207,11 +207,11 @@ func runBurst(t *testing.T, k testKind, burst, replicas int) {
 				for i, p := range gone {
 					require.NoError(t, e.podStore().Delete(p))
 					if i < len(gone)-1 {
-						e.c.OnPodDelete(p)
+						e.c.ChildEventHandler().OnDelete(p)
 					}
 				}
 				e.requireAsleep(o, 0, 1)
-				e.c.OnPodDelete(gone[len(gone)-1])
+				e.c.ChildEventHandler().OnDelete(gone[len(gone)-1])
 				pods = kept
 			}
 		}
@@ -240,7 +240,7 @@ func TestDeleteOwnerClearsExpectations(t *testing.T) {
 		require.True(t, exists)
 
 		require.NoError(t, e.kind.store(e.inf).Delete(o))
-		e.c.OnOwnerDelete(o)
+		e.c.OwnerEventHandler().OnDelete(o)
 		_, exists, err = e.c.Expectations().GetExpectations(e.expKey(o))
 		require.NoError(t, err)
 		assert.False(t, exists, "expectations dropped with the owner")
@@ -270,7 +270,7 @@ func TestExpectationsOnRecreate(t *testing.T) {
 
 				require.NoError(t, e.kind.store(e.inf).Delete(old))
 				if sawDelete {
-					e.c.OnOwnerDelete(old)
+					e.c.OwnerEventHandler().OnDelete(old)
 					assert.Equal(t, []string{key(old)}, queued(e.c))
 				}
 				fresh := k.newOwner(1, fooBar) // same name, new UID
@@ -298,7 +298,7 @@ func TestOverlappingOwners(t *testing.T) {
 			owners = append(owners, o)
 		}
 		pod := newPod("pod", owners[3], k, v1.PodRunning, fooBar, true)
-		e.c.OnPodAdd(pod)
+		e.c.ChildEventHandler().OnAdd(pod, false)
 		assert.Equal(t, []string{key(owners[3])}, queued(e.c))
 	})
 }
@@ -321,25 +321,25 @@ func TestDeletionTimestamp(t *testing.T) {
 
 		// A pod added with a deletionTimestamp counts as deleted.
 		require.NoError(t, e.c.Expectations().ExpectDeletions(expKey, []string{podstate.Key(pod)}))
-		e.c.OnPodAdd(withTS(pod, "2"))
+		e.c.ChildEventHandler().OnAdd(withTS(pod, "2"), false)
 		assert.Equal(t, []string{key(o)}, queued(e.c))
 		assert.True(t, fulfilled())
 
 		// So does an update that sets it.
 		require.NoError(t, e.c.Expectations().ExpectDeletions(expKey, []string{podstate.Key(pod)}))
-		e.c.OnPodUpdate(pod, withTS(pod, "3"))
+		e.c.ChildEventHandler().OnUpdate(pod, withTS(pod, "3"))
 		assert.Equal(t, []string{key(o)}, queued(e.c))
 		assert.True(t, fulfilled())
 
 		// An update where both sides carry it, for a pod not expected,
 		// does not lower the count.
 		require.NoError(t, e.c.Expectations().ExpectDeletions(expKey, []string{podstate.Key(second)}))
-		e.c.OnPodUpdate(withTS(pod, "4"), withTS(pod, "5"))
+		e.c.ChildEventHandler().OnUpdate(withTS(pod, "4"), withTS(pod, "5"))
 		assert.False(t, fulfilled())
-		e.c.OnPodDelete(withTS(pod, "6"))
+		e.c.ChildEventHandler().OnDelete(withTS(pod, "6"))
 		assert.False(t, fulfilled(), "deleting an unexpected pod does not count")
 		queued(e.c)
-		e.c.OnPodDelete(second)
+		e.c.ChildEventHandler().OnDelete(second)
 		assert.Equal(t, []string{key(o)}, queued(e.c))
 		assert.True(t, fulfilled())
 	})
@@ -449,7 +449,7 @@ func TestUpdatePodOwnerChanges(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				e.c.OnPodUpdate(tc.old, tc.cur)
+				e.c.ChildEventHandler().OnUpdate(tc.old, tc.cur)
 				assert.ElementsMatch(t, tc.want, queued(e.c))
 			})
 		}
@@ -462,7 +462,7 @@ func TestUpdateOwnerUIDChangeIsDeleteThenAdd(t *testing.T) {
 		e := newEnvWithOwner(t, k, old)
 		require.NoError(t, e.c.Expectations().ExpectCreations(e.expKey(old), 3))
 		cur := k.newOwner(1, fooBar)
-		e.c.OnOwnerUpdate(old, cur)
+		e.c.OwnerEventHandler().OnUpdate(old, cur)
 		_, exists, err := e.c.Expectations().GetExpectations(e.expKey(old))
 		require.NoError(t, err)
 		assert.False(t, exists, "the old incarnation's expectations are gone")
@@ -478,10 +478,10 @@ func TestOrphanWakesEveryMatchingOwner(t *testing.T) {
 		e.addOwner(a)
 		e.addOwner(b)
 		orphan := newPod("orphan", a, k, v1.PodRunning, fooBar, false)
-		e.c.OnPodAdd(orphan)
+		e.c.ChildEventHandler().OnAdd(orphan, false)
 		assert.ElementsMatch(t, []string{key(a), key(b)}, queued(e.c))
 		// No labels: nobody to wake, no error.
-		e.c.OnPodAdd(newPod("bare", a, k, v1.PodRunning, nil, false))
+		e.c.ChildEventHandler().OnAdd(newPod("bare", a, k, v1.PodRunning, nil, false), false)
 		assert.Empty(t, queued(e.c))
 	})
 }
@@ -496,7 +496,7 @@ func TestControllerRefChangeSyncsBothOwners(t *testing.T) {
 		old := newPod("pod", a, k, v1.PodRunning, fooBar, true)
 		cur := newPod("pod", b, k, v1.PodRunning, fooBar, true)
 		cur.ResourceVersion = "2"
-		e.c.OnPodUpdate(old, cur)
+		e.c.ChildEventHandler().OnUpdate(old, cur)
 		assert.ElementsMatch(t, []string{key(a), key(b)}, queued(e.c))
 	})
 }
@@ -540,7 +540,7 @@ func TestBadInput(t *testing.T) {
 			require.NoError(t, e.sync(o))
 			e.requireCounts(1, 0, 0)
 			// And updates comparing nil replicas do not panic.
-			e.c.OnOwnerUpdate(o, o)
+			e.c.OwnerEventHandler().OnUpdate(o, o)
 		})
 		t.Run("malformed deletion cost counts as 0", func(t *testing.T) {
 			o := k.newOwner(1, fooBar)
@@ -557,20 +557,26 @@ func TestBadInput(t *testing.T) {
 		t.Run("handlers ignore foreign objects", func(t *testing.T) {
 			e := newEnv(t, k, nil)
 			for _, obj := range []any{nil, "x", (*v1.Pod)(nil), (*appsv1.ReplicaSet)(nil), (*v1.ReplicationController)(nil), &v1.Service{}, cache.DeletedFinalStateUnknown{Obj: "x"}} {
-				e.c.OnPodAdd(obj)
-				e.c.OnPodUpdate(obj, obj)
-				e.c.OnPodDelete(obj)
-				e.c.OnOwnerAdd(obj)
-				e.c.OnOwnerUpdate(obj, obj)
-				e.c.OnOwnerDelete(obj)
+				e.c.ChildEventHandler().OnAdd(obj, false)
+				e.c.ChildEventHandler().OnUpdate(obj, obj)
+				e.c.ChildEventHandler().OnDelete(obj)
+				e.c.OwnerEventHandler().OnAdd(obj, false)
+				e.c.OwnerEventHandler().OnUpdate(obj, obj)
+				e.c.OwnerEventHandler().OnDelete(obj)
 			}
 			assert.Zero(t, e.c.Queue().Len())
 		})
 	})
 	t.Run("malformed keys", func(t *testing.T) {
 		e := newEnv(t, rsKind, nil)
-		require.NoError(t, e.c.Sync(e.ctx, "a/b/c"), "a malformed key can never be synced: it is logged and dropped")
-		require.NoError(t, e.c.Sync(e.ctx, "default/missing"), "a deleted owner is not an error")
+		for key, why := range map[string]string{
+			"a/b/c":           "a malformed key can never be synced: it is logged and dropped",
+			"default/missing": "a deleted owner is not an error",
+		} {
+			res, err := e.c.Reconcile(e.ctx, key)
+			require.NoError(t, err, why)
+			assert.Zero(t, res.RequeueAfter, why)
+		}
 	})
 }
 
@@ -660,7 +666,7 @@ func TestPodBecomingReadyRequeuesAfterMinReadySeconds(t *testing.T) {
 		ready.UID, ready.ResourceVersion = notReady.UID, "2"
 		ready.Status.Conditions[0].LastTransitionTime = metav1.NewTime(clk.Now())
 		e.addPods(ready)
-		e.c.OnPodUpdate(notReady, ready)
+		e.c.ChildEventHandler().OnUpdate(notReady, ready)
 		require.Equal(t, 1, e.c.Queue().Len())
 		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
 		require.Zero(t, e.c.Queue().Len())

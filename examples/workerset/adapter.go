@@ -2,6 +2,7 @@ package workerset
 
 import (
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -76,6 +77,16 @@ func (Set) NewChild(set *unstructured.Unstructured) (*unstructured.Unstructured,
 		worker.Object["spec"] = spec
 	}
 	return worker, nil
+}
+
+// DeletionGate reads spec.lifecycle.preDelete: a label (none: no gate) and
+// timeoutSeconds (absent or 0: childset's default), which the CRD's schema
+// types. A Worker to delete is marked with the label and kept until
+// whatever drains it clears it, or the timeout passes.
+func (Set) DeletionGate(set *unstructured.Unstructured) childset.DeletionGate {
+	label, _, _ := unstructured.NestedString(set.Object, "spec", "lifecycle", "preDelete", "label")
+	seconds, _, _ := unstructured.NestedInt64(set.Object, "spec", "lifecycle", "preDelete", "timeoutSeconds")
+	return childset.DeletionGate{Label: label, Timeout: time.Duration(seconds) * time.Second}
 }
 
 // Workers is childset's child adapter for Workers: the listing is

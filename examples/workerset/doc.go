@@ -9,8 +9,8 @@
 // generated Go types. crd.yaml (embedded as CRD) defines them.
 //
 // The user code is adapter.go: Set (childset.Spec) and Workers
-// (childset.Kind), 50 lines without comments and blank lines (a test
-// recounts them). Expectations, adoption of matching orphans and release
+// (childset.Kind), 55 lines without comments and blank lines (a test
+// recounts them), of which the pre-delete gate is 5. Expectations, adoption of matching orphans and release
 // of children that stop matching, slow-start creates, the deletion order
 // and the worker loop are childset's; the writes go through
 // objectcontrol.DynamicWriter. spec.replicas absent or null means 1, as
@@ -34,9 +34,27 @@
 // through the status subresource when it changes. Malformed rollout fields
 // are refused like a malformed spec.replicas.
 //
+// With rolling updates, spec.strategy.type chooses how a Worker moves to a
+// changed template: Recreate (the default) replaces it; InPlaceIfPossible
+// merge-patches its spec.image when nothing else changed, and replaces it
+// otherwise; InPlaceOnly patches it or leaves it at its revision, with a
+// Warning event (InPlaceUpdateRefused). A Worker updated in place counts
+// as unavailable, within maxUnavailable, until its agent reports the new
+// image in status.image (an agent that reports none is taken at its word).
+// That is inplace.go, 33 lines without comments and blank lines for
+// in-place updates (a test recounts them).
+//
 // With rolling updates the controller also needs, in RBAC terms, list,
 // watch, create, update, patch and delete on controllerrevisions (apps)
 // and patch on workersets/status.
+//
+// spec.lifecycle.preDelete (label, timeoutSeconds) is a pre-delete gate
+// (Set.DeletionGate, a childset.DeletionGateSpec): each Worker the
+// WorkerSet would delete, for a scale-in or a replacement, is marked with
+// the label, set to "pending", and deleted only once whatever drains it
+// changes or removes the label, or the timeout passes (ten minutes when
+// absent or 0), with a Warning event (DeletionGateTimeout). The label must
+// be a valid label key, or marking fails.
 //
 // Use it as
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +22,7 @@ import (
 	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/childsetcr"
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/examples/gang"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 // fixture is a Gang "g" over controller-runtime's fake client with the
@@ -50,7 +52,7 @@ func newFixture(t *testing.T, replicas int32) fixture {
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(g).WithStatusSubresource(&gang.Gang{}, &corev1.Pod{}).
 		WithIndex(&corev1.Pod{}, childsetcr.ControllerField, childsetcr.IndexByController).Build()
-	core, err := childsetcr.NewCore(c, nil, nil, gang.GangAdapter{}, gang.PodAdapter{}, childset.WithIndexedNames(nil))
+	core, err := childsetcr.NewCore(c, nil, nil, gang.GangAdapter{}, podset.PodReadiness{}, childset.WithIndexedNames(nil))
 	require.NoError(t, err)
 	return fixture{c: c, core: core, r: childsetcr.NewReconciler(core)}
 }
@@ -155,4 +157,13 @@ func TestGangNameHeldByForeignPod(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, owned)
+}
+
+// DeepCopy copies the status conditions: childset writes the status on a
+// copy and compares it with the cached Gang, which must stay as it was.
+func TestGangDeepCopyCopiesConditions(t *testing.T) {
+	g := &gang.Gang{Status: gang.GangStatus{Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing}}}}
+	cp := g.DeepCopyObject().(*gang.Gang)
+	cp.Status.Conditions[0].Reason = "Changed"
+	assert.Empty(t, g.Status.Conditions[0].Reason)
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ctrlkit/ctrlkit/ctrlruntime/examples/gang"
+	"github.com/ctrlkit/ctrlkit/podset"
 )
 
 func (f fixture) gang(t *testing.T) *gang.Gang {
@@ -27,7 +28,7 @@ func (f fixture) gang(t *testing.T) *gang.Gang {
 func (f fixture) markReady(t *testing.T) {
 	t.Helper()
 	for _, p := range f.list(t) {
-		if (gang.PodAdapter{}).Ready(p) {
+		if (podset.PodReadiness{}).Ready(p) {
 			continue
 		}
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue,
@@ -60,7 +61,7 @@ func (f fixture) rollTo(t *testing.T, image string) (first string) {
 		pods := f.list(t)
 		ready := 0
 		for name, p := range pods {
-			if (gang.PodAdapter{}).Ready(p) {
+			if (podset.PodReadiness{}).Ready(p) {
 				ready++
 			}
 			if first == "" && before[name] != "" && before[name] != image && p.Spec.Containers[0].Image == image {

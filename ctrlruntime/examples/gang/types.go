@@ -51,11 +51,33 @@ type GangSpec struct {
 	// MinReadySeconds is how long a pod must have been ready to count as
 	// available.
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+	// Lifecycle holds the hooks around a pod's end.
+	Lifecycle Lifecycle `json:"lifecycle,omitzero"`
+}
+
+// Lifecycle holds a Gang's hooks around a pod's end.
+type Lifecycle struct {
+	// PreDelete, when it has a label, holds each pod the Gang would
+	// delete (a scale-in, or a replacement in place of its index) until
+	// it has handed its work over: the pod gets the label, set to
+	// "pending", and is deleted once the label is changed or removed, or
+	// timeoutSeconds after it was marked (0 means ten minutes).
+	PreDelete PreDeleteHook `json:"preDelete,omitzero"`
+}
+
+// PreDeleteHook is a pre-delete gate.
+type PreDeleteHook struct {
+	Label          string `json:"label,omitempty"`
+	TimeoutSeconds int32  `json:"timeoutSeconds,omitempty"`
 }
 
 // Strategy holds the rolling update, if any.
 type Strategy struct {
 	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+	// Type is how a pod moves to a changed template: Recreate (the
+	// default), InPlaceIfPossible or InPlaceOnly (podset.InPlace says what
+	// changes in place).
+	Type string `json:"type,omitempty"`
 }
 
 // RollingUpdate replaces pods in place of their index, highest first,
@@ -80,6 +102,10 @@ type GangStatus struct {
 	CurrentRevision     string `json:"currentRevision,omitempty"`
 	UpdateRevision      string `json:"updateRevision,omitempty"`
 	CollisionCount      *int32 `json:"collisionCount,omitempty"`
+	// Conditions completes the layout of childset.StatusFields, so that
+	// the adapter hands childset the status as it is; a Gang has no
+	// progress deadline, so childset sets none.
+	Conditions []appsv1.DeploymentCondition `json:"conditions,omitempty"`
 }
 
 // GangList is a list of Gangs.
@@ -90,6 +116,7 @@ type GangList struct {
 }
 
 // DeepCopyInto copies g into out; written by hand, as a generator would.
+// Lifecycle holds only values, which the struct copy carries.
 func (g *Gang) DeepCopyInto(out *Gang) {
 	*out = *g
 	g.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
@@ -117,6 +144,12 @@ func (g *Gang) DeepCopyInto(out *Gang) {
 	if g.Status.CollisionCount != nil {
 		out.Status.CollisionCount = new(int32)
 		*out.Status.CollisionCount = *g.Status.CollisionCount
+	}
+	if g.Status.Conditions != nil {
+		out.Status.Conditions = make([]appsv1.DeploymentCondition, len(g.Status.Conditions))
+		for i := range g.Status.Conditions {
+			g.Status.Conditions[i].DeepCopyInto(&out.Status.Conditions[i])
+		}
 	}
 }
 

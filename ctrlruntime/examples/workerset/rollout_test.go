@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -245,3 +246,28 @@ func TestDeepCopyRolloutFields(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// The collision count the status holds is kept while the WorkerSet does not
+// roll out, and is where a rollout starts counting from: childset applies
+// the rule, not the adapter.
+func TestWorkerSetKeepsTheCollisionCount(t *testing.T) {
+	set := newSet(2)
+	set.Status.CollisionCount = ptr.To[int32](3)
+	f := newRollFixture(t, set)
+	f.sync(t) // creates two Workers, having seen none
+	f.sync(t)
+	st := f.set(t).Status
+	assert.Equal(t, int32(2), st.Replicas)
+	require.NotNil(t, st.CollisionCount, "kept without a rollout")
+	assert.Equal(t, int32(3), *st.CollisionCount)
+	assert.Empty(t, st.UpdateRevision)
+
+	set = f.set(t)
+	set.Spec.Strategy.RollingUpdate = &workerset.RollingUpdate{}
+	require.NoError(t, f.c.Update(context.Background(), set))
+	f.sync(t)
+	st = f.set(t).Status
+	assert.NotEmpty(t, st.UpdateRevision)
+	require.NotNil(t, st.CollisionCount)
+	assert.Equal(t, int32(3), *st.CollisionCount, "the rollout counts on from the stored count")
+}

@@ -58,11 +58,32 @@ type WorkerSetSpec struct {
 	// forward before its Progressing condition says it is stuck; nil means
 	// no deadline and no condition.
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+	// Lifecycle holds the hooks around a Worker's end.
+	Lifecycle Lifecycle `json:"lifecycle,omitzero"`
+}
+
+// Lifecycle holds a WorkerSet's hooks around a Worker's end.
+type Lifecycle struct {
+	// PreDelete, when it has a label, holds each Worker the WorkerSet
+	// would delete (a scale-in, or a replacement in a rollout) until it
+	// is drained: the Worker gets the label, set to "pending", and is
+	// deleted once whatever drains it changes or removes the label, or
+	// timeoutSeconds after it was marked (0 means ten minutes).
+	PreDelete PreDeleteHook `json:"preDelete,omitzero"`
+}
+
+// PreDeleteHook is a pre-delete gate.
+type PreDeleteHook struct {
+	Label          string `json:"label,omitempty"`
+	TimeoutSeconds int32  `json:"timeoutSeconds,omitempty"`
 }
 
 // Strategy holds the rolling update, if any.
 type Strategy struct {
 	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+	// Type is how a Worker moves to a changed template: Recreate (the
+	// default), InPlaceIfPossible or InPlaceOnly (see inplace.go).
+	Type string `json:"type,omitempty"`
 }
 
 // RollingUpdate bounds a rollout as a Deployment's does (nil bounds mean
@@ -128,6 +149,8 @@ type WorkerSpec struct {
 // WorkerStatus is what the Worker's agent reports.
 type WorkerStatus struct {
 	Ready bool `json:"ready,omitempty"`
+	// Image is the image the agent runs; empty when it does not say.
+	Image string `json:"image,omitempty"`
 	// ReadySince is when the Worker last became ready.
 	ReadySince *metav1.Time `json:"readySince,omitempty"`
 }
@@ -140,7 +163,7 @@ type WorkerList struct {
 }
 
 // The DeepCopy methods are written by hand; a generated set would do the
-// same.
+// same. Lifecycle holds only values, which the struct copies carry.
 
 // DeepCopyInto copies s into out.
 func (s *WorkerSet) DeepCopyInto(out *WorkerSet) {

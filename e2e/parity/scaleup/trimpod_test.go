@@ -165,7 +165,7 @@ func syncOnce(t *testing.T, impl string, rs *appsv1.ReplicaSet, pods []*v1.Pod, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		syncFn = c.Sync
+		syncFn = func(ctx context.Context, key string) error { _, err := c.Reconcile(ctx, key); return err }
 	}
 	if err := rsInf.Informer().GetIndexer().Add(rs.DeepCopy()); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package podset
+package childset
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/ctrlkit/ctrlkit/childset"
 	"github.com/ctrlkit/ctrlkit/consistency"
 )
 
@@ -30,15 +29,15 @@ func heldUntil(t *testing.T, clearsAt time.Duration, failure error, opts ...Opti
 	t.Helper()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := testingclock.NewFakeClock(start)
-	e := newEnv(t, nil, append([]Option{WithClock(clk)}, opts...)...)
+	e := newLoopEnv(t, append([]Option{WithClock(clk)}, opts...)...)
 	const key = "ns/held"
 	var succeededAt time.Time
-	e.c.syncHandler = func(context.Context, string) (childset.Result, error) {
+	e.syncHandler = func(context.Context, string) (Result, error) {
 		if clk.Since(start) < clearsAt {
-			return childset.Result{}, failure
+			return Result{}, failure
 		}
 		succeededAt = clk.Now()
-		return childset.Result{}, nil
+		return Result{}, nil
 	}
 	e.c.queue.Add(key)
 	for i := 0; succeededAt.IsZero(); i++ {
@@ -84,9 +83,9 @@ func TestStaleCacheHoldResumesWithinOnePoll(t *testing.T) {
 
 // A stale hold is not a failure: it leaves the failure streak as it was.
 func TestStaleCacheHoldDoesNotFeedBackoff(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newLoopEnv(t)
 	const key = "ns/held"
-	e.c.syncHandler = func(context.Context, string) (childset.Result, error) { return childset.Result{}, staleErr() }
+	e.syncHandler = func(context.Context, string) (Result, error) { return Result{}, staleErr() }
 	for range 20 {
 		e.c.queue.Add(key)
 		require.True(t, e.c.ProcessNextWorkItem(e.ctx))
@@ -126,13 +125,13 @@ func TestOtherFailuresBackOffAsUpstream(t *testing.T) {
 // second, burst 100), a few thousand of them put the bucket minutes into
 // debt, and the next retry of any owner, for any reason, waited that long.
 func TestStaleCacheHoldsDoNotDrainTheTokenBucket(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newLoopEnv(t)
 	stale := true
-	e.c.syncHandler = func(context.Context, string) (childset.Result, error) {
+	e.syncHandler = func(context.Context, string) (Result, error) {
 		if stale {
-			return childset.Result{}, staleErr()
+			return Result{}, staleErr()
 		}
-		return childset.Result{}, errors.New("a real failure")
+		return Result{}, errors.New("a real failure")
 	}
 	for i := range 3000 {
 		key := fmt.Sprintf("ns/owner-%d", i%50)

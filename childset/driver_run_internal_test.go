@@ -1,4 +1,4 @@
-package podset
+package childset
 
 import (
 	"context"
@@ -9,16 +9,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2/ktesting"
 
-	"github.com/ctrlkit/ctrlkit/childset"
+	"github.com/ctrlkit/ctrlkit/objectcontrol"
 )
 
 // runEnv starts the env's informers and Run with a sync handler replaced by
 // sync, and returns a function that waits for Run to return.
-func runEnv(t *testing.T, e *env, ctx context.Context, sync func(ctx context.Context, key string) error) (wait func() error) {
+func runEnv(t *testing.T, e *loopEnv, ctx context.Context, sync func(ctx context.Context, key string) error) (wait func() error) {
 	t.Helper()
-	e.c.syncHandler = func(ctx context.Context, key string) (childset.Result, error) {
-		return childset.Result{}, sync(ctx, key)
+	e.syncHandler = func(ctx context.Context, key string) (Result, error) {
+		return Result{}, sync(ctx, key)
 	}
 	infCtx, stopInformers := context.WithCancel(ctx)
 	e.inf.Start(infCtx.Done())
@@ -62,7 +67,7 @@ func (l *keyLog) get() []string {
 // the drain timeout.
 func TestContextCancelStopsAtOnce(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	e := newEnv(t, nil, WithWorkers(1), WithDrainTimeout(time.Hour))
+	e := newLoopEnv(t, WithWorkers(1), WithDrainTimeout(time.Hour))
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	var log keyLog
@@ -98,7 +103,7 @@ func TestContextCancelStopsAtOnce(t *testing.T) {
 // TestDrainSyncsQueuedOwners: Drain stops gracefully, syncing what is queued.
 func TestDrainSyncsQueuedOwners(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	e := newEnv(t, nil, WithWorkers(1))
+	e := newLoopEnv(t, WithWorkers(1))
 	var log keyLog
 	release := make(chan struct{})
 	wait := runEnv(t, e, e.ctx, func(ctx context.Context, key string) error {
@@ -123,7 +128,7 @@ func TestDrainSyncsQueuedOwners(t *testing.T) {
 // once (the binary's second signal).
 func TestDrainCutShortByContext(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	e := newEnv(t, nil, WithWorkers(1), WithDrainTimeout(time.Hour))
+	e := newLoopEnv(t, WithWorkers(1), WithDrainTimeout(time.Hour))
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	inFlight := make(chan struct{})
@@ -145,9 +150,34 @@ func TestDrainCutShortByContext(t *testing.T) {
 // TestDrainBeforeCachesSync returns at once without syncing anything.
 func TestDrainBeforeCachesSync(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	e := newEnv(t, nil)
+	e := newLoopEnv(t)
 	e.c.queue.Add("default/x")
 	e.c.Drain()
 	require.NoError(t, e.c.Run(e.ctx)) // informers never started
 	require.Error(t, e.c.Run(e.ctx), "Run twice")
+}
+
+// loopEnv is a Controller on informers that are never started, but by
+// runEnv, whose reconcile a test replaces through syncHandler.
+type loopEnv struct {
+	ctx         context.Context
+	inf         informers.SharedInformerFactory
+	c           *Controller[*appsv1.ReplicaSet, *v1.ConfigMap]
+	syncHandler func(ctx context.Context, key string) (Result, error)
+}
+
+func newLoopEnv(t *testing.T, opts ...Option) *loopEnv {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	owners, children := f.Apps().V1().ReplicaSets().Informer(), f.Core().V1().ConfigMaps().Informer()
+	c, err := New[*appsv1.ReplicaSet, *v1.ConfigMap](owners, children, webSpec{}, readyKind{IndexerLister[*v1.ConfigMap](children.GetIndexer())},
+		&objectcontrol.Fake[*v1.ConfigMap]{}, opts...)
+	require.NoError(t, err)
+	e := &loopEnv{ctx: ctx, inf: f, c: c, syncHandler: c.Reconcile}
+	c.loop.Reconcile = func(ctx context.Context, key string) (time.Duration, error) {
+		res, err := e.syncHandler(ctx, key)
+		return res.RequeueAfter, err
+	}
+	return e
 }
